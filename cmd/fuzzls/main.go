@@ -1,0 +1,207 @@
+// Command fuzzls is coverage-guided fuzzing of Go code while you write it.
+//
+//	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets headless (terminal, CI)
+//	fuzzls serve                     the LSP daemon, over stdin/stdout
+//	fuzzls version                   print fuzzls's and Go's versions
+//
+// With no arguments and stdin not a terminal, fuzzls serves LSP. This file holds the
+// flags and the wiring only; the work is in the engine and daemon packages.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"fuzzls.dev/fuzzls/daemon"
+	"fuzzls.dev/fuzzls/engine"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+			return serve(nil, stdin, stdout, stderr)
+		}
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "fuzz":
+		return fuzz(args[1:], stdout, stderr)
+	case "serve":
+		return serve(args[1:], stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "fuzzls %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "fuzzls: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets of packages (default ".")
+	fuzzls serve                     run the LSP daemon over stdin/stdout
+	fuzzls version                   print versions
+Run "fuzzls fuzz -h" for the fuzz flags.
+`)
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// fuzztime is go test's -fuzztime: a duration or "Nx" executions.
+type fuzztime struct {
+	d time.Duration
+	n int64
+}
+
+func (f *fuzztime) String() string {
+	if f.n > 0 {
+		return fmt.Sprintf("%dx", f.n)
+	}
+	return f.d.String()
+}
+
+func (f *fuzztime) Set(s string) error {
+	if strings.HasSuffix(s, "x") {
+		n, err := strconv.ParseInt(strings.TrimSuffix(s, "x"), 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("invalid count %q", s)
+		}
+		f.n, f.d = n, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("invalid duration %q", s)
+	}
+	f.d, f.n = d, 0
+	return nil
+}
+
+func fuzz(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fuzz", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	runRE := fs.String("run", "", "fuzz only the targets whose names match this regular expression")
+	var ft fuzztime
+	fs.Var(&ft, "fuzztime", "how long to fuzz each target: a duration (30s) or a number of executions (10000x); default: until a failure")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "worker processes in total")
+	timeout := fs.Duration("timeout", 10*time.Second, "an input running longer than this is a hang")
+	minimizeTime := fs.Duration("minimizetime", 60*time.Second, "time to minimize each failure")
+	jsonOut := fs.Bool("json", false, "print events as JSON, one object a line")
+	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
+	keep := fs.Bool("keepfuzzing", false, "go on fuzzing after a failure")
+	rss := fs.Int("rsslimit", 2048, "memory limit of a worker in MiB (0: none)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: fuzzls fuzz [flags] [packages]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var re *regexp.Regexp
+	if *runRE != "" {
+		var err error
+		if re, err = regexp.Compile(*runRE); err != nil {
+			fmt.Fprintf(stderr, "fuzzls: -run: %v\n", err)
+			return 2
+		}
+	}
+	patterns := fs.Args()
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	rep := &engine.Reporter{W: stdout, JSON: *jsonOut}
+	if *rss == 0 {
+		*rss = -1
+	}
+	e := engine.New(engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
+		KeepFuzzing: *keep, RSSLimitMB: *rss, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}, rep.Observe)
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	targets, err := e.Targets(ctx, ".", patterns...)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		return 2
+	}
+	var chosen []engine.Target
+	for _, t := range targets {
+		if re == nil || re.MatchString(t.Name) {
+			chosen = append(chosen, t)
+		}
+	}
+	if len(chosen) == 0 {
+		fmt.Fprintf(stderr, "fuzzls: no fuzz targets match in %s\n", strings.Join(patterns, " "))
+		return 2
+	}
+	sessions := make([]*engine.Session, len(chosen))
+	for i, t := range chosen {
+		sessions[i] = e.Start(t)
+	}
+	go func() {
+		<-ctx.Done()
+		for _, s := range sessions {
+			go s.Stop()
+		}
+	}()
+	var wg sync.WaitGroup
+	status := 0
+	var mu sync.Mutex
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Wait()
+			st := s.Stats()
+			rep.Observe(&engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && status == 0 {
+				status = 2
+			}
+			if st.Crashes > 0 {
+				status = 1
+			}
+		}()
+	}
+	wg.Wait()
+	e.Close()
+	return status
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := daemon.Serve(context.Background(), stdin, stdout, daemon.Options{Log: stderr}); err != nil {
+		fmt.Fprintf(stderr, "fuzzls serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"io"
+	"time"
+)
+
+// Options configure an Engine. Zero values take the defaults noted.
+type Options struct {
+	CacheDir     string        // build products, generated corpus, crash records; default DefaultCacheDir()
+	Parallel     int           // worker processes shared by all sessions; default runtime.NumCPU()
+	Timeout      time.Duration // an input running longer is a hang; default 10s
+	MinimizeTime time.Duration // budget to minimize one failure; default 60s
+	KeepFuzzing  bool          // go on after a failure (the daemon's default) instead of stopping the session
+	RSSLimitMB   int           // per-worker memory limit; default 2048
+	FuzzTime     time.Duration // stop a session after this long; 0 = no limit
+	FuzzExecs    int64         // stop a session after this many executions; 0 = no limit
+	Log          io.Writer     // progress and diagnostics for humans; nil discards
+}
+
+// Target is one fuzz function found in a package's test files.
+type Target struct {
+	Package string // import path
+	Name    string // FuzzXxx
+	Dir     string // absolute package directory
+	File    string // absolute path of the _test.go file that declares it
+	Line    int    // line of `func FuzzXxx`
+}
+
+// ID is "importpath.FuzzXxx".
+func (t Target) ID() string { return t.Package + "." + t.Name }
+
+// Frame is one frame of a failure's stack.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+}
+
+// Failure kinds.
+const (
+	KindPanic          = "panic"
+	KindError          = "error"
+	KindGoroutinePanic = "goroutine-panic"
+	KindFatal          = "fatal"
+	KindExit           = "exit"
+	KindHang           = "hang"
+	KindOOM            = "oom"
+)
+
+// Crash is one distinct failure of a target.
+type Crash struct {
+	ID        string  // stable over runs: derived from target, kind and location
+	Target    Target  //
+	Kind      string  // one of the Kind constants
+	Message   string  // first line(s) of the failure: panic value, t.Fatal text, fatal error
+	File      string  // absolute path of the first frame inside the user's module ("" if unknown)
+	Line      int     //
+	Frames    []Frame // the failing goroutine's stack, innermost first
+	Output    string  // the raw failure text (error or stderr excerpt)
+	Input     string  // the failing input in the `go test fuzz v1` format
+	Minimized bool    // Input is the result of minimization
+	Path      string  // where Input is saved in the cache directory
+	Count     int     // how many times this failure was seen
+}
+
+// Block is one instrumented basic block: a counter and its source range.
+// Lines and columns are 1-based; columns count bytes; End is exclusive.
+type Block struct {
+	File      string `json:"file"`
+	StartLine int    `json:"startLine"`
+	StartCol  int    `json:"startCol"`
+	EndLine   int    `json:"endLine"`
+	EndCol    int    `json:"endCol"`
+}
+
+// Stats is a snapshot of a session's progress.
+type Stats struct {
+	Target      Target
+	Elapsed     time.Duration
+	Execs       int64
+	ExecsPerSec float64
+	Corpus      int
+	Covered     int
+	Blocks      int
+	Crashes     int
+}
+
+// Event is what an Engine reports to its observer: one of *BuildEvent, *StatsEvent,
+// *CrashEvent, *CrashFixedEvent, *CoverageEvent, *DoneEvent.
+type Event interface{ event() }
+
+// BuildEvent reports a finished build of a package (successful or not).
+type BuildEvent struct {
+	Package string
+	Targets []string
+	Seconds float64
+	Err     error // a *BuildError when the code does not compile
+}
+
+// StatsEvent is sent every few seconds per running session.
+type StatsEvent struct{ Stats Stats }
+
+// CrashEvent is sent when a new distinct failure is found, again when its
+// minimization ends (Crash.Minimized), and when a repeat bumps Crash.Count.
+type CrashEvent struct{ Crash *Crash }
+
+// CrashFixedEvent is sent when a rebuilt binary no longer fails on a crash's input.
+type CrashFixedEvent struct{ Crash *Crash }
+
+// CoverageEvent is sent when a session's coverage grows (at most about once a second).
+type CoverageEvent struct{ Target Target }
+
+// DoneEvent is sent when a session ends.
+type DoneEvent struct {
+	Target  Target
+	Execs   int64
+	Crashes int
+	Err     error
+}
+
+func (*BuildEvent) event()      {}
+func (*StatsEvent) event()      {}
+func (*CrashEvent) event()      {}
+func (*CrashFixedEvent) event() {}
+func (*CoverageEvent) event()   {}
+func (*DoneEvent) event()       {}
+
+// BuildError is a package that does not compile (or whose targets cannot be fuzzed).
+type BuildError struct {
+	Package     string
+	Diagnostics []Diagnostic // positioned messages, in the user's files
+	Output      string       // the compiler's output, file names mapped to the user's files
+}
+
+// Diagnostic is one positioned build message. Line and Col are 1-based; Col counts bytes.
+type Diagnostic struct {
+	File    string
+	Line    int
+	Col     int
+	Message string
+}
+
+func (e *BuildError) Error() string { return e.Output }

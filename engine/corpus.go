@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+)
+
+// DefaultCacheDir is $FUZZLS_CACHE, else os.UserCacheDir()/fuzzls.
+func DefaultCacheDir() string {
+	if d := os.Getenv("FUZZLS_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "fuzzls-cache")
+	}
+	return filepath.Join(d, "fuzzls")
+}
+
+// corpusDir is where a target's generated corpus lives: one `go test fuzz v1` file
+// per entry, named like go test names them.
+func corpusDir(cacheDir string, t Target) string {
+	return filepath.Join(cacheDir, "corpus", filepath.FromSlash(t.Package), t.Name)
+}
+
+// crashDir is where a target's failing inputs are saved.
+func crashDir(cacheDir string, t Target) string {
+	return filepath.Join(cacheDir, "crashes", filepath.FromSlash(t.Package), t.Name)
+}
+
+// nativeCacheDir is `go test -fuzz`'s generated corpus for t, for a warm start.
+func nativeCacheDir(t Target) string {
+	gocache := os.Getenv("GOCACHE")
+	if gocache == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		gocache = filepath.Join(d, "go-build")
+	}
+	return filepath.Join(gocache, "fuzz", filepath.FromSlash(t.Package), t.Name)
+}
+
+// readCorpusDir reads the entries of dir that parse and have the target's types.
+// Malformed files are skipped and reported to log: a cache must not stop a run.
+func readCorpusDir(dir string, types []string, log io.Writer) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		vals, err := fuzzrt.Unmarshal(data)
+		if err == nil && !sameTypes(vals, types) {
+			err = errors.New("argument types do not match the target")
+		}
+		if err != nil {
+			fmt.Fprintf(log, "fuzzls: skipping corpus file %s: %v\n", path, err)
+			continue
+		}
+		out = append(out, string(data))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sameTypes(vals []any, types []string) bool {
+	if len(vals) != len(types) {
+		return false
+	}
+	for i, v := range vals {
+		z := fuzzrt.ZeroValue(types[i])
+		if z == nil || fmt.Sprintf("%T", v) != fmt.Sprintf("%T", z) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeEntry saves a `go test fuzz v1` text into dir under go test's name for it,
+// atomically, and returns the path.
+func writeEntry(dir, input string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fuzzrt.FileName([]byte(input)))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	tmp, err := os.CreateTemp(dir, ".entry-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.WriteString(input); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}

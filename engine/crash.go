@@ -1,0 +1,273 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// failure is a failure as classified from a worker's output, before it becomes a Crash.
+type failure struct {
+	kind    string
+	message string
+	frames  []Frame
+	file    string // first frame inside the user's module
+	line    int
+	output  string
+}
+
+// signature identifies "the same failure": its kind and where in the user's code it
+// happens. Minimization keeps it; deduplication groups by it.
+func (f *failure) signature() string {
+	if f.file != "" {
+		return fmt.Sprintf("%s@%s:%d", f.kind, f.file, f.line)
+	}
+	return f.kind + ":" + f.message
+}
+
+// crashID is stable across runs: target, kind and location (file relative to the module).
+func crashID(t Target, f *failure, moduleDir string) string {
+	file := f.file
+	if rel, err := filepath.Rel(moduleDir, file); err == nil {
+		file = rel
+	}
+	loc := fmt.Sprintf("%s:%d", file, f.line)
+	if f.file == "" {
+		loc = f.message
+	}
+	sum := sha256.Sum256([]byte(t.ID() + "\x00" + f.kind + "\x00" + loc))
+	return hex.EncodeToString(sum[:6])
+}
+
+// userFrames says which frames belong to the user: inside one of the module
+// directories, and not the fuzzls harness or runtime.
+type userFrames struct{ dirs []string }
+
+func (u userFrames) is(file string) bool {
+	if strings.Contains(file, "/zz_fuzzls_") {
+		return false
+	}
+	for _, d := range u.dirs {
+		if strings.HasPrefix(file, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	frameFileRE = regexp.MustCompile(`^\s*(\S.*\.(?:go|s)):(\d+)(?: \+0x[0-9a-f]+)?$`)
+	testLineRE  = regexp.MustCompile(`^\s*([^\s:]+\.go):(\d+): (.*)$`)
+	goroutineRE = regexp.MustCompile(`^goroutine \d+ \[`)
+)
+
+// parseFrames reads the frames of one goroutine's traceback (innermost first).
+func parseFrames(lines []string) []Frame {
+	var frames []Frame
+	for i := 1; i < len(lines); i++ {
+		m := frameFileRE.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		fn := strings.TrimSpace(lines[i-1])
+		if strings.HasPrefix(fn, "created by ") {
+			fn = strings.TrimPrefix(fn, "created by ")
+			if j := strings.Index(fn, " in goroutine"); j > 0 {
+				fn = fn[:j]
+			}
+		} else if j := strings.LastIndex(fn, "("); j > 0 {
+			fn = fn[:j]
+		}
+		line, _ := strconv.Atoi(m[2])
+		frames = append(frames, Frame{Function: fn, File: m[1], Line: line})
+	}
+	return frames
+}
+
+// goroutines splits a traceback into its goroutines' lines.
+func goroutines(text string) [][]string {
+	var out [][]string
+	var cur []string
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if goroutineRE.MatchString(t) {
+			if cur != nil {
+				out = append(out, cur)
+			}
+			cur = []string{t}
+			continue
+		}
+		if cur != nil {
+			if t == "" {
+				out = append(out, cur)
+				cur = nil
+				continue
+			}
+			cur = append(cur, line)
+		}
+	}
+	if cur != nil {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func (f *failure) locate(u userFrames) {
+	for _, fr := range f.frames {
+		if u.is(fr.File) {
+			f.file, f.line = fr.File, fr.Line
+			return
+		}
+	}
+}
+
+// classifyOutput classifies a failure the worker survived: the text testing returns
+// for a panic or a t.Error/t.Fatal in the fuzz function.
+func classifyOutput(out string, u userFrames, pkgDir string) *failure {
+	f := &failure{output: out}
+	if i := strings.Index(out, "panic: "); i >= 0 {
+		f.kind = KindPanic
+		msg := out[i+len("panic: "):]
+		if j := strings.IndexByte(msg, '\n'); j >= 0 {
+			msg = msg[:j]
+		}
+		msg = strings.TrimSuffix(strings.TrimSuffix(msg, " [recovered]"), " [recovered, repanicked]")
+		f.message = strings.TrimSpace(msg)
+		gs := goroutines(out[i:])
+		if len(gs) > 0 {
+			f.frames = dropPanicFrames(parseFrames(gs[0]))
+		}
+		f.locate(u)
+		return f
+	}
+	f.kind = KindError
+	var msgs []string
+	for _, line := range strings.Split(out, "\n") {
+		m := testLineRE.FindStringSubmatch(line)
+		if m == nil {
+			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--- FAIL") && len(msgs) > 0 {
+				msgs[len(msgs)-1] += "\n" + t
+			}
+			continue
+		}
+		file := m[1]
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(pkgDir, file)
+		}
+		n, _ := strconv.Atoi(m[2])
+		if f.file == "" {
+			f.file, f.line = file, n
+		}
+		f.frames = append(f.frames, Frame{File: file, Line: n})
+		msgs = append(msgs, m[3])
+	}
+	f.message = strings.Join(msgs, "\n")
+	if f.message == "" {
+		f.message = strings.TrimSpace(out)
+	}
+	return f
+}
+
+// dropPanicFrames removes the frames of the panic machinery above the panicking call.
+func dropPanicFrames(frames []Frame) []Frame {
+	for i := len(frames) - 1; i >= 0; i-- {
+		fn := frames[i].Function
+		if fn == "panic" || strings.HasPrefix(fn, "runtime.gopanic") || strings.HasPrefix(fn, "runtime.panic") || strings.HasPrefix(fn, "runtime.sigpanic") {
+			return frames[i+1:]
+		}
+	}
+	return frames
+}
+
+// death describes how a worker process ended.
+type death struct {
+	stderr   string
+	exitCode int    // -1 when killed by a signal
+	hung     bool   // the watchdog sent SIGQUIT
+	oom      bool   // the memory watchdog killed it
+	exitSite string // stack recorded by the exit hook, if any
+}
+
+// classifyDeath classifies a worker's death from its stderr and exit status.
+// fuzzFn is the name prefix of the fuzz function's closure, to find the goroutine
+// running it in a hang's dump.
+func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
+	f := &failure{output: d.stderr}
+	text := d.stderr
+	switch {
+	case d.oom:
+		f.kind = KindOOM
+		f.message = "worker exceeded the memory limit"
+		if gs := goroutines(text); len(gs) > 0 {
+			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+		}
+	case d.hung:
+		f.kind = KindHang
+		f.message = "input ran longer than the timeout"
+		gs := goroutines(text)
+		if len(gs) > 0 {
+			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+		}
+	case strings.Contains(text, "fatal error: "):
+		f.kind = KindFatal
+		i := strings.Index(text, "fatal error: ")
+		msg := text[i:]
+		if j := strings.IndexByte(msg, '\n'); j >= 0 {
+			msg = msg[:j]
+		}
+		f.message = strings.TrimPrefix(msg, "fatal error: ")
+		if gs := goroutines(text[i:]); len(gs) > 0 {
+			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+		}
+	case strings.Contains(text, "panic: "):
+		f.kind = KindGoroutinePanic
+		i := strings.LastIndex(text, "panic: ")
+		// With nested panics the last "panic: " line starts the traceback.
+		msg := text[strings.Index(text, "panic: ")+len("panic: "):]
+		if j := strings.IndexByte(msg, '\n'); j >= 0 {
+			msg = msg[:j]
+		}
+		f.message = strings.TrimSpace(msg)
+		if gs := goroutines(text[i:]); len(gs) > 0 {
+			f.frames = dropPanicFrames(parseFrames(gs[0]))
+		}
+	default:
+		f.kind = KindExit
+		if d.exitCode >= 0 {
+			f.message = fmt.Sprintf("the process exited with status %d", d.exitCode)
+		} else {
+			f.message = "the process was killed"
+		}
+		if d.exitSite != "" {
+			if gs := goroutines(d.exitSite); len(gs) > 0 {
+				f.frames = parseFrames(gs[0])
+			}
+		}
+	}
+	f.locate(u)
+	return f
+}
+
+// pickGoroutine chooses the goroutine that matters in a full dump: the one running
+// the fuzz function, else the first with a frame in the user's code.
+func pickGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
+	for _, g := range gs {
+		for _, l := range g {
+			if fuzzFn != "" && strings.Contains(l, fuzzFn) {
+				return g
+			}
+		}
+	}
+	for _, g := range gs {
+		for _, fr := range parseFrames(g) {
+			if u.is(fr.File) {
+				return g
+			}
+		}
+	}
+	return gs[0]
+}

@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"fuzzls.dev/fuzzls/instrument"
+)
+
+// Engine runs sessions and shares the worker processes (Options.Parallel) between
+// them. It is safe for concurrent use.
+type Engine struct {
+	opts    Options
+	observe func(Event)
+	loader  instrument.Loader
+
+	mu       sync.Mutex
+	sessions map[*Session]bool
+	buildMu  sync.Mutex
+}
+
+// New returns an Engine that reports to observe (called from engine goroutines; it
+// must not block for long). observe may be nil.
+func New(opts Options, observe func(Event)) *Engine {
+	if opts.CacheDir == "" {
+		opts.CacheDir = DefaultCacheDir()
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.NumCPU()
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.MinimizeTime <= 0 {
+		opts.MinimizeTime = 60 * time.Second
+	}
+	if opts.RSSLimitMB == 0 {
+		opts.RSSLimitMB = 2048
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if observe == nil {
+		observe = func(Event) {}
+	}
+	os.MkdirAll(filepath.Join(opts.CacheDir, "tmp"), 0o755)
+	return &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}}
+}
+
+// Options returns the engine's options with defaults filled in.
+func (e *Engine) Options() Options { return e.opts }
+
+// Discover lists the fuzz targets of the packages matching patterns (as `go test`
+// patterns, e.g. "./...") in the module or workspace at dir. Targets whose shape is
+// wrong are reported in the error, together with the ones found.
+func Discover(ctx context.Context, dir string, patterns ...string) ([]Target, error) {
+	var l instrument.Loader
+	return discover(ctx, &l, dir, patterns)
+}
+
+// Targets is Discover with the engine's package cache (see Invalidate).
+func (e *Engine) Targets(ctx context.Context, dir string, patterns ...string) ([]Target, error) {
+	return discover(ctx, &e.loader, dir, patterns)
+}
+
+// Invalidate drops cached package loads (after files are added or removed, or go.mod
+// changes).
+func (e *Engine) Invalidate() { e.loader.Invalidate() }
+
+func discover(ctx context.Context, l *instrument.Loader, dir string, patterns []string) ([]Target, error) {
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	pkgs, err := l.Load(ctx, dir, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Target
+	var berr error
+	for _, p := range pkgs {
+		for _, t := range p.Targets {
+			out = append(out, Target{Package: p.ImportPath, Name: t.Name, Dir: p.Dir, File: t.File, Line: t.Line})
+		}
+		if len(p.Errors) > 0 && berr == nil {
+			_, berr = instrument.Build(ctx, p, instrument.BuildOptions{})
+		}
+	}
+	return out, berr
+}
+
+// Close stops every session and waits until all worker processes are gone.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	var ss []*Session
+	for s := range e.sessions {
+		ss = append(ss, s)
+	}
+	e.mu.Unlock()
+	for _, s := range ss {
+		s.Stop()
+	}
+}
+
+// Start begins a session for t: build (a *BuildEvent reports the result), then fuzz
+// until stopped, until FuzzTime/FuzzExecs, or (without KeepFuzzing) until a failure.
+func (e *Engine) Start(t Target) *Session {
+	s := newSession(e, t)
+	e.mu.Lock()
+	e.sessions[s] = true
+	e.mu.Unlock()
+	go func() {
+		s.run()
+		e.mu.Lock()
+		delete(e.sessions, s)
+		e.mu.Unlock()
+	}()
+	return s
+}
+
+// share is how many workers a session that starts fuzzing now gets.
+func (e *Engine) share() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := e.opts.Parallel / max(1, len(e.sessions))
+	return max(1, n)
+}

@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+)
+
+// workerEvent is a message from, or the death of, one of the session's workers.
+type workerEvent struct {
+	w    *workerProc
+	msg  *fuzzrt.Message
+	died bool
+}
+
+const maxInputLen = 4096
+
+// fuzz runs the session's workers until Stop, Rebuild, the budget, or (without
+// KeepFuzzing) the first failure. It owns the workers: it starts, restarts and kills
+// them, and it alone writes to them.
+func (s *Session) fuzz() outcome {
+	e := s.e
+	o := e.opts
+	events := make(chan workerEvent, 256)
+	n := e.share()
+	s.mu.Lock()
+	bin := s.bin
+	if s.started.IsZero() {
+		s.started = time.Now()
+	}
+	s.mu.Unlock()
+	s.setState("fuzzing")
+
+	start := func() *workerProc {
+		for attempt := 0; attempt < 3; attempt++ {
+			w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB)
+			if err != nil {
+				fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			go w.watch(o.Timeout)
+			go func() {
+				for m := range w.msgs {
+					events <- workerEvent{w: w, msg: m}
+				}
+				<-w.done
+				events <- workerEvent{w: w, died: true}
+			}()
+			s.mu.Lock()
+			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
+			for _, en := range s.corpus {
+				args.Corpus = append(args.Corpus, fuzzrt.Entry{Input: en.input})
+			}
+			s.workers = append(s.workers, w)
+			s.mu.Unlock()
+			w.setBusy(true)
+			w.send(&fuzzrt.Request{Fuzz: args})
+			return w
+		}
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		start()
+	}
+	stopAll := func() {
+		s.mu.Lock()
+		ws := s.workers
+		s.workers = nil
+		s.mu.Unlock()
+		for _, w := range ws {
+			w.kill()
+			s.mu.Lock()
+			s.execsBase += int64(w.mem.Execs())
+			s.mu.Unlock()
+			w.release()
+		}
+	}
+	defer stopAll()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastCovered := -1
+	var deadline <-chan time.Time
+	if o.FuzzTime > 0 {
+		t := time.NewTimer(o.FuzzTime - time.Since(s.started))
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-s.stopCh:
+			return outStopped
+		case <-s.rebuildCh:
+			return outRebuild
+		case <-deadline:
+			s.emitStats()
+			return outFinished
+		case <-tick.C:
+			st := s.emitStats()
+			if st.Covered != lastCovered {
+				lastCovered = st.Covered
+				e.observe(&CoverageEvent{Target: s.target})
+			}
+			if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
+				return outFinished
+			}
+			if len(s.liveWorkers()) == 0 {
+				// Every restart failed: nothing more can be done with this binary.
+				fmt.Fprintf(o.Log, "fuzzls: %s: no worker could be started\n", s.target.Name)
+				return outFinished
+			}
+		case ev := <-events:
+			if ev.died {
+				if !s.removeWorker(ev.w) {
+					continue // killed by us
+				}
+				f, input := s.deathFailure(ev.w)
+				ev.w.release()
+				if input != "" {
+					if s.onFailure(f, input) && !o.KeepFuzzing {
+						return outFinished
+					}
+				} else {
+					fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s\n", s.target.Name, f.output)
+				}
+				start()
+				continue
+			}
+			switch m := ev.msg; {
+			case m.New != nil:
+				s.onNew(ev.w, m.New)
+			case m.Crash != nil && m.Crash.Repeat > 0:
+				s.mu.Lock()
+				if c := s.byKey[m.Crash.Output]; c != nil {
+					c.Count += m.Crash.Repeat
+				}
+				s.mu.Unlock()
+			case m.Crash != nil:
+				f := classifyOutput(m.Crash.Output, s.userFrames(), s.target.Dir)
+				if s.onFailure(f, m.Crash.Input) && !o.KeepFuzzing {
+					return outFinished
+				}
+			}
+		}
+	}
+}
+
+func (s *Session) liveWorkers() []*workerProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*workerProc(nil), s.workers...)
+}
+
+// removeWorker forgets a dead worker and reports whether it died on its own.
+func (s *Session) removeWorker(w *workerProc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.workers {
+		if x == w {
+			s.workers = append(s.workers[:i], s.workers[i+1:]...)
+			s.execsBase += int64(w.mem.Execs())
+			w.mu.Lock()
+			killed := w.killed
+			w.mu.Unlock()
+			return !killed
+		}
+	}
+	return false
+}
+
+// deathFailure classifies a worker's death and recovers the input it was running
+// from shared memory.
+func (s *Session) deathFailure(w *workerProc) (*failure, string) {
+	w.mu.Lock()
+	d := death{stderr: w.stderr.String(), hung: w.hung, oom: w.oom, exitCode: -1}
+	if ps := w.cmd.ProcessState; ps != nil {
+		d.exitCode = ps.ExitCode()
+	}
+	w.mu.Unlock()
+	d.exitSite = string(w.mem.ExitSite())
+	f := classifyDeath(d, s.userFrames(), s.target.Name+".func")
+	if w.mem.Execs() == 0 {
+		return f, ""
+	}
+	enc, complete := w.mem.Input()
+	vals, err := fuzzrt.DecodeValues(enc)
+	if err != nil || !complete {
+		return f, ""
+	}
+	return f, string(fuzzrt.Marshal(vals))
+}
+
+// onNew merges an entry's coverage; entries that add to the session's coverage join
+// the corpus (saved to the cache) and go to the other workers.
+func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
+	s.mu.Lock()
+	added := false
+	for _, c := range en.Cov {
+		i := int(c >> 8)
+		if i >= len(s.global) {
+			continue
+		}
+		if b := uint8(c); b&^s.global[i] != 0 {
+			if s.global[i] == 0 {
+				s.covered++
+			}
+			s.global[i] |= b
+			added = true
+		}
+	}
+	if !added {
+		s.mu.Unlock()
+		return
+	}
+	if !s.inCorpus[en.Input] {
+		s.inCorpus[en.Input] = true
+		s.corpus = append(s.corpus, entry{input: en.Input, cov: en.Cov})
+	} else {
+		for i := range s.corpus {
+			if s.corpus[i].input == en.Input {
+				s.corpus[i].cov = en.Cov
+			}
+		}
+	}
+	others := make([]*workerProc, 0, len(s.workers))
+	for _, w := range s.workers {
+		if w != from {
+			others = append(others, w)
+		}
+	}
+	s.mu.Unlock()
+	if _, err := writeEntry(corpusDir(s.e.opts.CacheDir, s.target), en.Input); err != nil {
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving corpus entry: %v\n", err)
+	}
+	for _, w := range others {
+		w.send(&fuzzrt.Request{Add: en})
+	}
+}
+
+// onFailure records a failure. A new distinct one is saved, reported, and
+// minimized; a repeat bumps its count. It returns whether the failure was new.
+func (s *Session) onFailure(f *failure, input string) bool {
+	sig := f.signature()
+	key := fuzzrt.FailureKey(f.output)
+	s.mu.Lock()
+	if c := s.bySig[sig]; c != nil {
+		c.Count++
+		s.byKey[key] = c
+		s.mu.Unlock()
+		return false
+	}
+	moduleDir := s.target.Dir
+	if s.pkg != nil {
+		moduleDir = s.pkg.ModuleDir
+	}
+	c := &Crash{ID: crashID(s.target, f, moduleDir), Target: s.target, Kind: f.kind, Message: f.message,
+		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1}
+	s.bySig[sig] = c
+	s.byKey[key] = c
+	s.crashes = append(s.crashes, c)
+	s.mu.Unlock()
+	path, err := writeEntry(crashDir(s.e.opts.CacheDir, s.target), input)
+	if err != nil {
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving failing input: %v\n", err)
+	}
+	s.mu.Lock()
+	c.Path = path
+	cc := *c
+	s.mu.Unlock()
+	s.e.observe(&CrashEvent{Crash: &cc})
+	if s.e.opts.KeepFuzzing {
+		go s.minimizeCrash(c, sig)
+	} else {
+		s.minimizeCrash(c, sig)
+	}
+	return true
+}
+
+// minimizeCrash shrinks a crash's input on a worker of its own, keeping the failure's
+// signature, within MinimizeTime.
+func (s *Session) minimizeCrash(c *Crash, sig string) {
+	o := s.e.opts
+	s.mu.Lock()
+	input := c.Input
+	s.mu.Unlock()
+	vals, err := fuzzrt.Unmarshal([]byte(input))
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.MinimizeTime)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	r := &replayer{s: s}
+	defer r.close()
+	fails := func(cand []any) bool {
+		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
+		return ok && f != nil && f.signature() == sig
+	}
+	min := minimize(ctx, vals, fails)
+	minInput := string(fuzzrt.Marshal(min))
+	path, err := writeEntry(crashDir(o.CacheDir, s.target), minInput)
+	if err != nil {
+		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
+	}
+	s.mu.Lock()
+	c.Input, c.Minimized = minInput, true
+	if path != "" {
+		c.Path = path
+	}
+	cc := *c
+	s.mu.Unlock()
+	s.e.observe(&CrashEvent{Crash: &cc})
+}
+
+// recheckCrashes replays each known crash on a new binary: those that pass now are
+// reported fixed and forgotten.
+func (s *Session) recheckCrashes() {
+	s.mu.Lock()
+	crashes := append([]*Crash(nil), s.crashes...)
+	s.mu.Unlock()
+	if len(crashes) == 0 {
+		return
+	}
+	r := &replayer{s: s}
+	defer r.close()
+	for _, c := range crashes {
+		f, ok := r.run(context.Background(), c.Input)
+		if !ok || f != nil {
+			continue
+		}
+		s.mu.Lock()
+		for i, x := range s.crashes {
+			if x == c {
+				s.crashes = append(s.crashes[:i], s.crashes[i+1:]...)
+				break
+			}
+		}
+		for k, x := range s.bySig {
+			if x == c {
+				delete(s.bySig, k)
+			}
+		}
+		for k, x := range s.byKey {
+			if x == c {
+				delete(s.byKey, k)
+			}
+		}
+		cc := *c
+		s.mu.Unlock()
+		s.e.observe(&CrashFixedEvent{Crash: &cc})
+	}
+}
+
+// replayer runs single inputs on a worker of its own, restarting it after each
+// input that kills it.
+type replayer struct {
+	s  *Session
+	w  *workerProc
+	id int64
+}
+
+// run executes input once. It returns the failure (nil when the input passed) and
+// whether the run happened at all.
+func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
+	s := r.s
+	o := s.e.opts
+	if r.w == nil {
+		s.mu.Lock()
+		bin := s.bin
+		s.mu.Unlock()
+		w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB)
+		if err != nil {
+			return nil, false
+		}
+		go w.watch(o.Timeout)
+		r.w = w
+	}
+	w := r.w
+	r.id++
+	w.setBusy(true)
+	if err := w.send(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: r.id, Input: input}}); err != nil {
+		r.close()
+		return nil, false
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			r.close()
+			return nil, false
+		case m, ok := <-w.msgs:
+			if !ok {
+				<-w.done
+				f, _ := s.deathFailure(w)
+				w.release()
+				r.w = nil
+				return f, true
+			}
+			if m.Result == nil || m.Result.ID != r.id {
+				continue
+			}
+			w.setBusy(false)
+			if m.Result.Output == "" {
+				return nil, true
+			}
+			if strings.HasPrefix(m.Result.Output, "fuzzls: bad input") {
+				return nil, false
+			}
+			return classifyOutput(m.Result.Output, s.userFrames(), s.target.Dir), true
+		}
+	}
+}
+
+func (r *replayer) close() {
+	if r.w != nil {
+		r.w.kill()
+		r.w.release()
+		r.w = nil
+	}
+}
+
+// emitStats updates the rate and reports a StatsEvent.
+func (s *Session) emitStats() Stats {
+	s.mu.Lock()
+	s.rate.update(s.execsLocked(), time.Now())
+	st := s.statsLocked()
+	s.mu.Unlock()
+	s.e.observe(&StatsEvent{Stats: st})
+	return st
+}

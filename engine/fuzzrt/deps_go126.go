@@ -1,0 +1,139 @@
+//go:build go1.26 && !go1.27
+
+package fuzzrt
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"time"
+)
+
+// This file implements the method set of testing's unexported testDeps interface as
+// of Go 1.26 ($GOROOT/src/testing/testing.go). testing.MainStart is outside the Go 1
+// promise, so each supported Go version gets its own copy of this file.
+
+// corpusEntry must be an alias (=) of the same unnamed struct as testing's.
+type corpusEntry = struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}
+
+// deps connects testing to the runtime state of this process.
+type deps struct{ rt *runtimeState }
+
+var matchCache struct {
+	pat string
+	re  *regexp.Regexp
+}
+
+func (deps) ImportPath() string { return "" }
+func (deps) ModulePath() string { return "" }
+
+func (deps) MatchString(pat, str string) (bool, error) {
+	if matchCache.re == nil || matchCache.pat != pat {
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return false, err
+		}
+		matchCache.pat, matchCache.re = pat, re
+	}
+	return matchCache.re.MatchString(str), nil
+}
+
+func (deps) SetPanicOnExit0(bool)                        {}
+func (deps) StartCPUProfile(io.Writer) error             { return nil }
+func (deps) StopCPUProfile()                             {}
+func (deps) StartTestLog(io.Writer)                      {}
+func (deps) StopTestLog() error                          { return nil }
+func (deps) WriteProfileTo(string, io.Writer, int) error { return nil }
+
+// CoordinateFuzzing is reached in ModeSeeds: testing hands over the seed corpus
+// (f.Add values, and testdata files read by ReadCorpus) and the argument types.
+func (d deps) CoordinateFuzzing(_ time.Duration, _ int64, _ time.Duration, _ int64, _ int, seeds []corpusEntry, types []reflect.Type, _, _ string) error {
+	msg := &Seeds{}
+	for _, t := range types {
+		msg.Types = append(msg.Types, TypeName(t))
+	}
+	for _, s := range seeds {
+		var input []byte
+		switch {
+		case s.Values != nil:
+			input = Marshal(s.Values)
+		case s.Data != nil:
+			input = s.Data
+		default:
+			data, err := os.ReadFile(s.Path)
+			if err != nil {
+				return err
+			}
+			input = data
+		}
+		msg.Inputs = append(msg.Inputs, Seed{Input: string(input), Path: s.Path})
+	}
+	return d.rt.send(&Message{Seeds: msg})
+}
+
+// RunFuzzWorker is reached in ModeWorker with the function that runs one input.
+func (d deps) RunFuzzWorker(fn func(corpusEntry) error) error {
+	return d.rt.work(fn)
+}
+
+// ReadCorpus reads a seed corpus directory as testing's own deps do: a missing
+// directory is empty; a malformed file is an error naming the file.
+func (deps) ReadCorpus(dir string, types []reflect.Type) ([]corpusEntry, error) {
+	files, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var corpus []corpusEntry
+	var errs []error
+	for _, f := range files {
+		if f.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, f.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := Unmarshal(data)
+		if err == nil {
+			err = CheckTypes(vals, types)
+		}
+		if err != nil {
+			errs = append(errs, &CorpusFileError{Path: path, Err: err})
+			continue
+		}
+		corpus = append(corpus, corpusEntry{Path: path, Data: data, Values: vals})
+	}
+	return corpus, errors.Join(errs...)
+}
+
+func (deps) CheckCorpus(vals []any, types []reflect.Type) error { return CheckTypes(vals, types) }
+
+func (d deps) ResetCoverage()  { d.rt.resetCounters() }
+func (deps) SnapshotCoverage() {}
+func (deps) InitRuntimeCoverage() (string, func(string, string) (string, error), func() float64) {
+	return "", nil, nil
+}
+
+// CorpusFileError is a malformed corpus file.
+type CorpusFileError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorpusFileError) Error() string {
+	return "malformed corpus file " + e.Path + ": " + e.Err.Error()
+}
+func (e *CorpusFileError) Unwrap() error { return e.Err }

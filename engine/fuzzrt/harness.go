@@ -1,0 +1,106 @@
+package fuzzrt
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Harness is what the generated harness file hands to Main: the package's fuzz
+// targets, the counter arrays of every instrumented file (in the order of the build's
+// block table), the exit hooks to arm, and the user's TestMain if there is one.
+type Harness struct {
+	Targets   []testing.InternalFuzzTarget
+	Counters  [][]uint8
+	ExitHooks []*func()
+	TestMain  func(*testing.M)
+}
+
+// Main takes over the test binary when it was started by the coordinator (EnvMode
+// set): it runs testing with our deps and exits. Otherwise it returns at once and the
+// binary is an ordinary test binary. It is called from an init function, after the
+// test package's other initialization.
+func Main(h Harness) {
+	mode := os.Getenv(EnvMode)
+	if mode == "" {
+		return
+	}
+	rt, err := newRuntimeState(h, mode)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fuzzls: %v\n", err)
+		os.Exit(3)
+	}
+	m := testing.MainStart(deps{rt}, nil, nil, h.Targets, nil)
+	if h.TestMain != nil {
+		h.TestMain(m)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runtimeState is the process-wide state of a seeds run or a worker.
+type runtimeState struct {
+	mode     string
+	counters [][]uint8
+	total    int
+	mem      *Mem
+
+	outMu sync.Mutex
+	out   *bufio.Writer
+	enc   *json.Encoder
+}
+
+func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
+	rt := &runtimeState{mode: mode, counters: h.Counters}
+	for _, c := range h.Counters {
+		rt.total += len(c)
+	}
+	out := os.NewFile(4, "fuzzls-out")
+	if out == nil {
+		return nil, fmt.Errorf("file descriptor 4 is not open")
+	}
+	rt.out = bufio.NewWriter(out)
+	rt.enc = json.NewEncoder(rt.out)
+	if mode == ModeWorker {
+		mem, err := OpenMem(os.Getenv(EnvMem))
+		if err != nil {
+			return nil, fmt.Errorf("shared memory: %v", err)
+		}
+		rt.mem = mem
+	}
+	for _, p := range h.ExitHooks {
+		*p = rt.exitHook
+	}
+	return rt, nil
+}
+
+// send writes one message to the coordinator.
+func (rt *runtimeState) send(m *Message) error {
+	rt.outMu.Lock()
+	defer rt.outMu.Unlock()
+	if err := rt.enc.Encode(m); err != nil {
+		return err
+	}
+	return rt.out.Flush()
+}
+
+func (rt *runtimeState) resetCounters() {
+	for _, c := range rt.counters {
+		clear(c)
+	}
+}
+
+// exitHook runs just before a call that exits the process (os.Exit, log.Fatal…) in
+// instrumented code: it records the caller's stack, which is the failure's location.
+func (rt *runtimeState) exitHook() {
+	if rt.mem == nil {
+		return
+	}
+	buf := make([]byte, 8<<10)
+	n := runtime.Stack(buf, false)
+	rt.mem.SetExitSite(buf[:n])
+}

@@ -1,0 +1,119 @@
+package fuzzrt
+
+import (
+	"encoding/binary"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// Mem is a file shared by a worker and its coordinator, mapped into both. The worker
+// writes the input it is about to run before each execution, so that when the worker
+// dies (os.Exit, a fatal error, a hang, a panic in another goroutine) the coordinator
+// still has the input that killed it. The worker owns all writes; the coordinator only
+// reads, after the worker is gone or through the atomic execution counter.
+//
+// Layout: [0:8] executions (atomic), [8:12] input length, [12:16] exit-site length,
+// [16:20] flags, [64:64+exitSiteMax] exit-site stack, [inputOff:] input (AppendValues).
+type Mem struct {
+	f    *os.File
+	data []byte
+}
+
+const (
+	memHeader   = 64
+	exitSiteMax = 16 << 10
+	inputOff    = memHeader + exitSiteMax
+	// MemSize is the size of the shared file: room for inputs up to about 4 MiB.
+	MemSize = inputOff + 4<<20
+	// MaxInput is the largest encoded input the shared memory holds.
+	MaxInput = MemSize - inputOff
+)
+
+// CreateMem creates (or truncates) the shared file at path and maps it.
+func CreateMem(path string) (*Mem, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(MemSize); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return mapMem(f)
+}
+
+// OpenMem maps an existing shared file.
+func OpenMem(path string) (*Mem, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return mapMem(f)
+}
+
+func mapMem(f *os.File) (*Mem, error) {
+	data, err := syscall.Mmap(int(f.Fd()), 0, MemSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Mem{f: f, data: data}, nil
+}
+
+// Close unmaps and closes the file.
+func (m *Mem) Close() error {
+	err := syscall.Munmap(m.data)
+	if cerr := m.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (m *Mem) execsPtr() *uint64 { return (*uint64)(unsafe.Pointer(&m.data[0])) }
+
+// Execs is the number of executions started so far.
+func (m *Mem) Execs() uint64 { return atomic.LoadUint64(m.execsPtr()) }
+
+// SetExecs stores the execution counter.
+func (m *Mem) SetExecs(n uint64) { atomic.StoreUint64(m.execsPtr(), n) }
+
+// SetInput stores the encoded input about to run. An input larger than MaxInput is
+// stored truncated and reported as such by Input.
+func (m *Mem) SetInput(enc []byte) {
+	n := copy(m.data[inputOff:], enc)
+	binary.LittleEndian.PutUint32(m.data[8:], uint32(len(enc)))
+	_ = n
+}
+
+// Input returns the last input stored and whether it is complete.
+func (m *Mem) Input() (enc []byte, complete bool) {
+	n := int(binary.LittleEndian.Uint32(m.data[8:]))
+	if n > MaxInput {
+		return append([]byte(nil), m.data[inputOff:]...), false
+	}
+	return append([]byte(nil), m.data[inputOff:inputOff+n]...), true
+}
+
+// SetExitSite records the stack of a call that is about to exit the process.
+func (m *Mem) SetExitSite(stack []byte) {
+	n := copy(m.data[memHeader:memHeader+exitSiteMax], stack)
+	binary.LittleEndian.PutUint32(m.data[12:], uint32(n))
+}
+
+// ClearExitSite forgets a recorded exit site (the call did not exit after all).
+func (m *Mem) ClearExitSite() {
+	if binary.LittleEndian.Uint32(m.data[12:]) != 0 {
+		binary.LittleEndian.PutUint32(m.data[12:], 0)
+	}
+}
+
+// ExitSite returns the recorded exit-site stack, or nil.
+func (m *Mem) ExitSite() []byte {
+	n := int(binary.LittleEndian.Uint32(m.data[12:]))
+	if n == 0 || n > exitSiteMax {
+		return nil
+	}
+	return append([]byte(nil), m.data[memHeader:memHeader+n]...)
+}

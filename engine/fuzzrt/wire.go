@@ -1,0 +1,89 @@
+package fuzzrt
+
+// The coordinator starts a worker with EnvMode set, its commands on file descriptor 3
+// and the worker's messages on file descriptor 4, one JSON object a line. Each message
+// has exactly one field set, as internal/fuzz's RPC does.
+
+const (
+	// EnvMode selects what the test binary does: ModeSeeds or ModeWorker. When unset
+	// the binary is an ordinary test binary.
+	EnvMode = "FUZZLS_RT"
+	// EnvMem is the path of the worker's shared-memory file (see mem.go).
+	EnvMem = "FUZZLS_MEM"
+
+	// ModeSeeds reports the target's argument types and seed corpus, then exits.
+	ModeSeeds = "seeds"
+	// ModeWorker runs the worker loop, driven by the coordinator.
+	ModeWorker = "worker"
+)
+
+// Request is a coordinator → worker message.
+type Request struct {
+	Fuzz *FuzzArgs `json:"fuzz,omitempty"` // start (or resume) the fuzzing loop
+	Add  *Entry    `json:"add,omitempty"`  // an entry another worker found
+	Exec *ExecArgs `json:"exec,omitempty"` // run one input (the loop pauses for it)
+	Stop bool      `json:"stop,omitempty"` // pause the loop; the worker stays ready for Exec
+}
+
+// FuzzArgs starts the loop from an initial corpus.
+type FuzzArgs struct {
+	Types  []string `json:"types"`  // argument types, as TypeName spells them
+	Corpus []Entry  `json:"corpus"` // initial entries (seeds, cached corpus)
+	Seed   uint64   `json:"seed"`   // for the mutator's PRNG
+	MaxLen int      `json:"maxLen"` // bound on []byte/string length produced by mutation
+	Dict   []string `json:"dict,omitempty"`
+}
+
+// Entry is one corpus entry with the coverage it reaches.
+type Entry struct {
+	Input string   `json:"input"`         // `go test fuzz v1` text
+	Cov   []uint32 `json:"cov,omitempty"` // counter index << 8 | bucket bits
+}
+
+// ExecArgs asks for one execution.
+type ExecArgs struct {
+	ID    int64  `json:"id"`
+	Input string `json:"input"`
+}
+
+// Message is a worker → coordinator message.
+type Message struct {
+	Hello  *Hello       `json:"hello,omitempty"`
+	Seeds  *Seeds       `json:"seeds,omitempty"`
+	New    *Entry       `json:"new,omitempty"`
+	Crash  *CrashReport `json:"crash,omitempty"`
+	Result *ExecResult  `json:"result,omitempty"`
+}
+
+// Hello is the worker's first message.
+type Hello struct {
+	Counters int `json:"counters"`
+	PID      int `json:"pid"`
+}
+
+// Seeds is the answer of a ModeSeeds run.
+type Seeds struct {
+	Types  []string `json:"types"`
+	Inputs []Seed   `json:"inputs"`
+}
+
+// Seed is one seed corpus entry: from f.Add (Path empty) or testdata/fuzz.
+type Seed struct {
+	Input string `json:"input"`
+	Path  string `json:"path,omitempty"`
+}
+
+// CrashReport is a failure the worker survived (a panic or t.Fatal in the fuzz
+// function): testing recovers those and hands back their output.
+type CrashReport struct {
+	Input  string `json:"input"`
+	Output string `json:"output"`
+	Repeat int    `json:"repeat,omitempty"` // same output seen again this many times since last report
+}
+
+// ExecResult answers ExecArgs.
+type ExecResult struct {
+	ID     int64    `json:"id"`
+	Output string   `json:"output,omitempty"` // failure output; empty when the input passed
+	Cov    []uint32 `json:"cov,omitempty"`
+}

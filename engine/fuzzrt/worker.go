@@ -1,0 +1,308 @@
+package fuzzrt
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// The worker loop: mutate → execute → read counters, in this process, until the
+// coordinator says stop. Everything on that path avoids allocation where it can; the
+// coordinator is told only about inputs with new coverage and about failures.
+
+// bucketBits maps a hit count to its bucket bit (1, 2, 3, 4-7, 8-15, 16-31, 32-127,
+// 128+), as AFL does, so that "reached more often" is new coverage too.
+var bucketBits = func() (t [256]uint8) {
+	for c := 1; c < 256; c++ {
+		switch {
+		case c == 1:
+			t[c] = 1
+		case c == 2:
+			t[c] = 2
+		case c == 3:
+			t[c] = 4
+		case c < 8:
+			t[c] = 8
+		case c < 16:
+			t[c] = 16
+		case c < 32:
+			t[c] = 32
+		case c < 128:
+			t[c] = 64
+		default:
+			t[c] = 128
+		}
+	}
+	return t
+}()
+
+type corpusItem struct {
+	vals []any
+}
+
+type worker struct {
+	rt    *runtimeState
+	fn    func(corpusEntry) error
+	reqs  chan Request
+	seen  []uint8 // bucket bits seen so far per counter (this worker's view)
+	enc   []byte
+	execs uint64
+
+	corpus []corpusItem
+	mut    *Mutator
+	maxLen int
+	types  []string
+
+	crashes     map[string]int // local dedup: failure key → repeats not yet reported
+	lastRepeats time.Time
+}
+
+func (rt *runtimeState) work(fn func(corpusEntry) error) error {
+	w := &worker{rt: rt, fn: fn, reqs: make(chan Request, 64), seen: make([]uint8, rt.total), crashes: map[string]int{}}
+	go w.readRequests()
+	if err := rt.send(&Message{Hello: &Hello{Counters: rt.total, PID: os.Getpid()}}); err != nil {
+		return err
+	}
+	for req := range w.reqs {
+		w.handle(req)
+		if w.mut != nil {
+			w.loop()
+		}
+	}
+	return nil
+}
+
+// readRequests forwards the coordinator's commands; when the coordinator goes away
+// the worker exits, so that no worker outlives it.
+func (w *worker) readRequests() {
+	in := os.NewFile(3, "fuzzls-in")
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), MaxInput*2)
+	for sc.Scan() {
+		var r Request
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			fmt.Fprintf(os.Stderr, "fuzzls worker: bad request: %v\n", err)
+			os.Exit(3)
+		}
+		w.reqs <- r
+	}
+	os.Exit(0)
+}
+
+// handle applies one request. A Fuzz request arms the loop; Stop disarms it.
+func (w *worker) handle(r Request) {
+	switch {
+	case r.Stop:
+		w.mut = nil
+	case r.Fuzz != nil:
+		w.startFuzzing(r.Fuzz)
+	case r.Add != nil:
+		vals, err := Unmarshal([]byte(r.Add.Input))
+		if err != nil {
+			return
+		}
+		w.corpus = append(w.corpus, corpusItem{vals: vals})
+		for _, c := range r.Add.Cov {
+			if i := int(c >> 8); i < len(w.seen) {
+				w.seen[i] |= uint8(c)
+			}
+		}
+	case r.Exec != nil:
+		res := &ExecResult{ID: r.Exec.ID}
+		vals, err := Unmarshal([]byte(r.Exec.Input))
+		if err != nil {
+			res.Output = "fuzzls: bad input: " + err.Error()
+		} else {
+			res.Output = w.run(vals)
+			res.Cov = w.coverage(nil)
+		}
+		w.rt.send(&Message{Result: res})
+	}
+}
+
+func (w *worker) startFuzzing(a *FuzzArgs) {
+	w.types = a.Types
+	w.maxLen = a.MaxLen
+	if w.maxLen <= 0 {
+		w.maxLen = 4096
+	}
+	w.mut = NewMutator(a.Seed)
+	if len(a.Dict) > 0 {
+		toks := make([][]byte, len(a.Dict))
+		for i, d := range a.Dict {
+			toks[i] = []byte(d)
+		}
+		w.mut.AddDict(toks)
+	}
+	w.corpus = w.corpus[:0]
+	for _, e := range a.Corpus {
+		vals, err := Unmarshal([]byte(e.Input))
+		if err != nil {
+			continue
+		}
+		w.corpus = append(w.corpus, corpusItem{vals: vals})
+		w.execute(vals, true)
+	}
+	if len(w.corpus) == 0 {
+		vals := make([]any, len(a.Types))
+		for i, t := range a.Types {
+			vals[i] = ZeroValue(t)
+		}
+		w.corpus = append(w.corpus, corpusItem{vals: vals})
+		w.execute(vals, true)
+	}
+}
+
+// loop fuzzes until a request disarms it. Requests are polled between executions.
+func (w *worker) loop() {
+	var scratch []any
+	for n := 0; w.mut != nil; n++ {
+		select {
+		case r := <-w.reqs:
+			w.handle(r)
+			continue
+		default:
+		}
+		src := w.corpus[w.mut.Intn(len(w.corpus))].vals
+		scratch = cloneInto(scratch, src)
+		if len(w.corpus) > 1 && w.mut.Intn(8) == 0 {
+			w.mut.Splice(scratch, w.corpus[w.mut.Intn(len(w.corpus))].vals, w.maxLen)
+		} else {
+			w.mut.Mutate(scratch, w.maxLen)
+		}
+		if w.execute(scratch, false) {
+			scratch = nil // kept by the corpus
+		}
+		if n&1023 == 0 {
+			w.flushRepeats()
+		}
+	}
+}
+
+// execute runs vals once and reports what is new. It returns whether vals was kept.
+func (w *worker) execute(vals []any, initial bool) bool {
+	out := w.run(vals)
+	if out != "" {
+		w.reportCrash(vals, out)
+		return false
+	}
+	if !w.hasNewCoverage() {
+		return false
+	}
+	cov := w.coverage(nil)
+	for _, c := range cov {
+		w.seen[c>>8] |= uint8(c)
+	}
+	if !initial {
+		w.corpus = append(w.corpus, corpusItem{vals: vals})
+	}
+	w.rt.send(&Message{New: &Entry{Input: string(Marshal(vals)), Cov: cov}})
+	return !initial
+}
+
+// run executes vals once, with the input saved in shared memory first.
+func (w *worker) run(vals []any) string {
+	w.enc = AppendValues(w.enc[:0], vals)
+	w.rt.mem.SetInput(w.enc)
+	w.execs++
+	w.rt.mem.SetExecs(w.execs)
+	err := w.fn(corpusEntry{Values: vals})
+	w.rt.mem.ClearExitSite()
+	if err == nil {
+		return ""
+	}
+	if s := err.Error(); s != "" {
+		return s
+	}
+	return "fuzz function failed"
+}
+
+func (w *worker) hasNewCoverage() bool {
+	i := 0
+	for _, c := range w.rt.counters {
+		for j, v := range c {
+			if v != 0 && bucketBits[v]&^w.seen[i+j] != 0 {
+				return true
+			}
+		}
+		i += len(c)
+	}
+	return false
+}
+
+// coverage appends the current counters as index<<8 | bucket bits.
+func (w *worker) coverage(dst []uint32) []uint32 {
+	i := 0
+	for _, c := range w.rt.counters {
+		for j, v := range c {
+			if v != 0 {
+				dst = append(dst, uint32(i+j)<<8|uint32(bucketBits[v]))
+			}
+		}
+		i += len(c)
+	}
+	return dst
+}
+
+// reportCrash sends the first occurrence of each distinct failure at once and counts
+// the repeats, which flushRepeats sends about once a second.
+func (w *worker) reportCrash(vals []any, out string) {
+	key := FailureKey(out)
+	if _, ok := w.crashes[key]; ok {
+		w.crashes[key]++
+		return
+	}
+	w.crashes[key] = 0
+	w.rt.send(&Message{Crash: &CrashReport{Input: string(Marshal(vals)), Output: out}})
+}
+
+func (w *worker) flushRepeats() {
+	if time.Since(w.lastRepeats) < time.Second {
+		return
+	}
+	w.lastRepeats = time.Now()
+	for key, n := range w.crashes {
+		if n > 0 {
+			w.rt.send(&Message{Crash: &CrashReport{Output: key, Repeat: n}})
+			w.crashes[key] = 0
+		}
+	}
+}
+
+// FailureKey reduces a failure's output to what identifies it: the lines that are
+// not test bookkeeping ("--- FAIL", goroutine numbers, addresses).
+func FailureKey(out string) string {
+	var b strings.Builder
+	n := 0
+	for line := range strings.SplitSeq(out, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--- FAIL") || strings.HasPrefix(t, "goroutine ") {
+			continue
+		}
+		if i := strings.LastIndex(t, " +0x"); i > 0 {
+			t = t[:i]
+		}
+		if i := strings.Index(t, "(0x"); i > 0 {
+			t = t[:i]
+		}
+		b.WriteString(t)
+		b.WriteByte('\n')
+		if n++; n == 6 {
+			break
+		}
+	}
+	return b.String()
+}
+
+func cloneInto(dst, src []any) []any {
+	dst = append(dst[:0], src...)
+	for i, v := range dst {
+		if b, ok := v.([]byte); ok {
+			dst[i] = append([]byte(nil), b...)
+		}
+	}
+	return dst
+}

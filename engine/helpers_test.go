@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// copyTree copies the example workspace src into a fresh temporary directory, so a
+// test can check that a run leaves the user's tree byte-for-byte unchanged.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// treeHash hashes every file's path and content under dir.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		h.Write([]byte(rel + "\x00"))
+		h.Write(data)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// markerLine is the 1-based line of the first line of file containing marker.
+func markerLine(t *testing.T, file, marker string) int {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		if strings.Contains(sc.Text(), marker) {
+			return n
+		}
+	}
+	t.Fatalf("no %q in %s", marker, file)
+	return 0
+}
+
+// recorder collects an engine's events.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) observe(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) crashes() []*Crash {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Crash
+	for _, e := range r.events {
+		if c, ok := e.(*CrashEvent); ok {
+			out = append(out, c.Crash)
+		}
+	}
+	return out
+}
+
+// fuzzOnce fuzzes one target of the workspace at dir until its first failure (or
+// budget) and returns the session and the recorder.
+func fuzzOnce(t *testing.T, dir, target string, opts Options) (*Session, *recorder) {
+	t.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = t.TempDir()
+	}
+	if opts.FuzzTime == 0 {
+		opts.FuzzTime = 60 * time.Second
+	}
+	if opts.MinimizeTime == 0 {
+		opts.MinimizeTime = 10 * time.Second
+	}
+	rec := &recorder{}
+	e := New(opts, rec.observe)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, "./...")
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	for _, tg := range targets {
+		if tg.Name == target {
+			s := e.Start(tg)
+			if err := s.Wait(); err != nil {
+				t.Fatalf("session: %v", err)
+			}
+			return s, rec
+		}
+	}
+	t.Fatalf("no target %s in %s (have %v)", target, dir, targets)
+	return nil, nil
+}
+
+// goTestFails runs `go test -run=^target$` in dir and reports whether it failed,
+// with its output.
+func goTestFails(t *testing.T, dir, target string) (bool, string) {
+	t.Helper()
+	cmd := exec.Command("go", "test", "-count=1", "-run=^"+target+"$", ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return err != nil, string(out)
+}

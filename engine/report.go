@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Reporter prints a headless run's events for a terminal or, with JSON, one object
+// a line for machines. It is an observer for New.
+type Reporter struct {
+	W          io.Writer
+	JSON       bool
+	StatsEvery time.Duration // between status lines in text mode; default 3s
+
+	mu        sync.Mutex
+	lastStats map[string]time.Time
+	crashes   int
+}
+
+// Crashes is the number of distinct failures reported.
+func (r *Reporter) Crashes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.crashes
+}
+
+// Observe prints one event.
+func (r *Reporter) Observe(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.JSON {
+		r.json(ev)
+		return
+	}
+	switch ev := ev.(type) {
+	case *BuildEvent:
+		if ev.Err != nil {
+			fmt.Fprintf(r.W, "fuzzls: build of %s failed:\n%s\n", ev.Package, strings.TrimRight(ev.Err.Error(), "\n"))
+			return
+		}
+		fmt.Fprintf(r.W, "fuzzls: built %s (%s) in %.1fs\n", ev.Package, strings.Join(ev.Targets, ", "), ev.Seconds)
+	case *StatsEvent:
+		st := ev.Stats
+		every := r.StatsEvery
+		if every == 0 {
+			every = 3 * time.Second
+		}
+		if r.lastStats == nil {
+			r.lastStats = map[string]time.Time{}
+		}
+		if time.Since(r.lastStats[st.Target.ID()]) < every {
+			return
+		}
+		r.lastStats[st.Target.ID()] = time.Now()
+		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d\n",
+			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks)
+	case *CrashEvent:
+		c := ev.Crash
+		if !c.Minimized {
+			fmt.Fprintf(r.W, "%s: found a failure (%s: %s), minimizing…\n", c.Target.Name, c.Kind, firstLine(c.Message))
+			return
+		}
+		r.crashes++
+		fmt.Fprint(r.W, FormatCrash(c))
+	case *DoneEvent:
+		if ev.Err != nil {
+			return
+		}
+		fmt.Fprintf(r.W, "%s: done: %d execs, %d failures\n", ev.Target.Name, ev.Execs, ev.Crashes)
+	}
+}
+
+func (r *Reporter) json(ev Event) {
+	var obj map[string]any
+	switch ev := ev.(type) {
+	case *BuildEvent:
+		obj = map[string]any{"event": "build", "package": ev.Package, "targets": ev.Targets, "seconds": ev.Seconds}
+		if ev.Err != nil {
+			obj["error"] = ev.Err.Error()
+			if be, ok := ev.Err.(*BuildError); ok {
+				obj["diagnostics"] = be.Diagnostics
+			}
+		}
+	case *StatsEvent:
+		st := ev.Stats
+		obj = map[string]any{"event": "stats", "target": st.Target.Name, "package": st.Target.Package, "elapsed": st.Elapsed.Seconds(),
+			"execs": st.Execs, "execsPerSec": st.ExecsPerSec, "corpus": st.Corpus, "covered": st.Covered, "blocks": st.Blocks}
+	case *CrashEvent:
+		c := ev.Crash
+		if c.Minimized {
+			r.crashes++
+		}
+		frames := c.Frames
+		if frames == nil {
+			frames = []Frame{}
+		}
+		obj = map[string]any{"event": "crash", "id": c.ID, "target": c.Target.Name, "package": c.Target.Package, "kind": c.Kind,
+			"message": c.Message, "file": c.File, "line": c.Line, "frames": frames, "input": c.Input,
+			"minimized": c.Minimized, "path": c.Path, "count": c.Count}
+	case *CrashFixedEvent:
+		obj = map[string]any{"event": "fixed", "id": ev.Crash.ID, "target": ev.Crash.Target.Name}
+	case *DoneEvent:
+		obj = map[string]any{"event": "done", "target": ev.Target.Name, "package": ev.Target.Package, "execs": ev.Execs, "crashes": ev.Crashes}
+		if ev.Err != nil {
+			obj["error"] = ev.Err.Error()
+		}
+	default:
+		return
+	}
+	data, _ := json.Marshal(obj)
+	r.W.Write(append(data, '\n'))
+}
+
+// FormatCrash is the human report of a failure: kind, message, location, stack
+// (user frames first), the input, where it is saved and how to replay it.
+func FormatCrash(c *Crash) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- FAIL: %s (%s)\n", c.Target.Name, c.Kind)
+	for _, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {
+		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	if c.File != "" {
+		fmt.Fprintf(&b, "    at %s:%d\n", c.File, c.Line)
+	}
+	if len(c.Frames) > 0 {
+		b.WriteString("\n    stack:\n")
+		for _, f := range c.Frames {
+			if f.Function != "" {
+				fmt.Fprintf(&b, "      %s\n", f.Function)
+			}
+			fmt.Fprintf(&b, "          %s:%d\n", f.File, f.Line)
+		}
+	}
+	what := "failing input"
+	if c.Minimized {
+		what = "minimized failing input"
+	}
+	fmt.Fprintf(&b, "\n    %s:\n", what)
+	for _, l := range strings.Split(strings.TrimRight(c.Input, "\n"), "\n") {
+		fmt.Fprintf(&b, "      %s\n", l)
+	}
+	if c.Path != "" {
+		name := filepath.Base(c.Path)
+		fmt.Fprintf(&b, "\n    saved to %s\n", c.Path)
+		fmt.Fprintf(&b, "    replay with go test (in %s):\n", c.Target.Dir)
+		fmt.Fprintf(&b, "      mkdir -p testdata/fuzz/%s && cp %s testdata/fuzz/%s/\n", c.Target.Name, c.Path, c.Target.Name)
+		fmt.Fprintf(&b, "      go test -run=%s/%s\n", c.Target.Name, name)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

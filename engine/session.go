@@ -1,0 +1,478 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/instrument"
+)
+
+// Session is one target being built and fuzzed. Its run goroutine owns the worker
+// processes; other methods read a snapshot under mu.
+type Session struct {
+	e      *Engine
+	target Target
+
+	rebuildCh chan struct{}
+	stopCh    chan struct{}
+	stopOnce  sync.Once
+	done      chan struct{}
+
+	mu        sync.Mutex
+	state     string
+	err       error
+	pkg       *instrument.Package
+	bin       *instrument.Binary
+	blocks    []Block
+	global    []uint8 // bucket bits reached per counter, merged over workers
+	covered   int
+	corpus    []entry
+	inCorpus  map[string]bool
+	crashes   []*Crash
+	bySig     map[string]*Crash
+	byKey     map[string]*Crash // fuzzrt.FailureKey of the output → crash, for repeats
+	types     []string
+	started   time.Time
+	execsBase int64 // executions of workers that are gone
+	workers   []*workerProc
+	rate      rateMeter
+}
+
+// entry is one corpus entry as the coordinator keeps it.
+type entry struct {
+	input string
+	cov   []uint32
+}
+
+func newSession(e *Engine, t Target) *Session {
+	return &Session{e: e, target: t, state: "building",
+		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
+		bySig: map[string]*Crash{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}}
+}
+
+// Target returns the session's target.
+func (s *Session) Target() Target { return s.target }
+
+// Stop ends fuzzing and waits until the session's workers are gone. The corpus stays
+// in the cache directory; a later Start resumes from it.
+func (s *Session) Stop() {
+	s.stopOnce.Do(func() { close(s.stopCh) })
+	<-s.done
+}
+
+// Wait blocks until the session ends and returns its error (a *BuildError, or nil).
+func (s *Session) Wait() error {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Rebuild rebuilds the package in the background and swaps the new binary in,
+// keeping the corpus (re-run for coverage) and re-checking known crashes (a
+// *CrashFixedEvent for each that passes now). A build error is reported as a
+// *BuildEvent and the session waits for the next Rebuild.
+func (s *Session) Rebuild() {
+	select {
+	case s.rebuildCh <- struct{}{}:
+	default:
+	}
+}
+
+// State is one of "building", "fuzzing", "stopped", "error".
+func (s *Session) State() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+func (s *Session) setState(st string) {
+	s.mu.Lock()
+	s.state = st
+	s.mu.Unlock()
+}
+
+// Stats returns a snapshot of the session's progress.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statsLocked()
+}
+
+func (s *Session) statsLocked() Stats {
+	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks), Crashes: len(s.crashes)}
+	st.Execs = s.execsLocked()
+	if !s.started.IsZero() {
+		st.Elapsed = time.Since(s.started)
+	}
+	st.ExecsPerSec = s.rate.perSec
+	return st
+}
+
+func (s *Session) execsLocked() int64 {
+	n := s.execsBase
+	for _, w := range s.workers {
+		n += int64(w.mem.Execs())
+	}
+	return n
+}
+
+// Coverage returns the blocks of the current build and whether each was reached.
+func (s *Session) Coverage() (blocks []Block, hit []bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hit = make([]bool, len(s.blocks))
+	for i := range s.blocks {
+		hit[i] = i < len(s.global) && s.global[i] != 0
+	}
+	return append([]Block(nil), s.blocks...), hit
+}
+
+// Crashes returns the distinct failures found so far.
+func (s *Session) Crashes() []*Crash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Crash, len(s.crashes))
+	for i, c := range s.crashes {
+		cc := *c
+		out[i] = &cc
+	}
+	return out
+}
+
+// DependsOn reports whether a change of file (absolute path) affects this session:
+// the Go files of the instrumented packages, go.mod/go.sum/go.work, and its seed
+// corpus directory testdata/fuzz/<Name>/.
+func (s *Session) DependsOn(file string) bool {
+	s.mu.Lock()
+	pkg, bin := s.pkg, s.bin
+	s.mu.Unlock()
+	file = filepath.Clean(file)
+	if strings.HasPrefix(file, filepath.Join(s.target.Dir, "testdata", "fuzz", s.target.Name)+string(filepath.Separator)) {
+		return true
+	}
+	switch filepath.Base(file) {
+	case "go.mod", "go.sum", "go.work", "go.work.sum":
+		return true
+	}
+	if !strings.HasSuffix(file, ".go") {
+		return false
+	}
+	dirs := map[string]bool{s.target.Dir: true}
+	if pkg != nil {
+		for _, d := range pkg.Deps {
+			dirs[d.Dir] = true
+		}
+	}
+	if dirs[filepath.Dir(file)] {
+		return true
+	}
+	if bin != nil {
+		for _, in := range bin.Inputs {
+			if in == file {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SeedCandidates returns the smallest corpus entries that keep the current
+// coverage, each in the `go test fuzz v1` format.
+func (s *Session) SeedCandidates() []string {
+	s.mu.Lock()
+	ents := append([]entry(nil), s.corpus...)
+	s.mu.Unlock()
+	sort.SliceStable(ents, func(i, j int) bool { return len(ents[i].input) < len(ents[j].input) })
+	have := map[uint32]bool{}
+	var out []string
+	for _, e := range ents {
+		adds := false
+		for _, c := range e.cov {
+			if !have[c] {
+				have[c] = true
+				adds = true
+			}
+		}
+		if adds {
+			out = append(out, e.input)
+		}
+	}
+	return out
+}
+
+// outcome is why a fuzzing phase ended.
+type outcome int
+
+const (
+	outStopped  outcome = iota // Stop was called
+	outRebuild                 // a Rebuild was requested
+	outFinished                // time or execution budget spent, or a failure without KeepFuzzing
+)
+
+func (s *Session) run() {
+	defer close(s.done)
+	defer s.setState("stopped")
+	o := s.e.opts
+	var rebuilt bool
+	for {
+		err := s.prepare(rebuilt)
+		if err != nil {
+			s.mu.Lock()
+			s.state, s.err = "error", err
+			s.mu.Unlock()
+			if !o.KeepFuzzing { // headless: a build error ends the run
+				return
+			}
+			select {
+			case <-s.stopCh:
+				return
+			case <-s.rebuildCh:
+				rebuilt = true
+				continue
+			}
+		}
+		s.mu.Lock()
+		s.err = nil
+		s.mu.Unlock()
+		switch s.fuzz() {
+		case outStopped, outFinished:
+			return
+		case outRebuild:
+			rebuilt = true
+		}
+	}
+}
+
+// prepare builds the binary, asks it for the seeds and types, and assembles the
+// initial corpus. After a rebuild it re-runs the known crashes on the new binary.
+func (s *Session) prepare(rebuilt bool) error {
+	s.setState("building")
+	e := s.e
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	start := time.Now()
+	if rebuilt && s.filesChanged() {
+		e.loader.Invalidate()
+	}
+	bin, err := s.build(ctx)
+	ev := &BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err}
+	e.observe(ev)
+	if err != nil {
+		return err
+	}
+	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir)
+	if err != nil {
+		return err
+	}
+	var inputs []string
+	for _, sd := range seeds.Inputs {
+		inputs = append(inputs, sd.Input)
+	}
+	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.Types, e.opts.Log)...)
+	if d := nativeCacheDir(s.target); d != "" {
+		inputs = append(inputs, readCorpusDir(d, seeds.Types, e.opts.Log)...)
+	}
+	s.mu.Lock()
+	s.bin, s.types = bin, seeds.Types
+	s.blocks = make([]Block, len(bin.Blocks))
+	for i, b := range bin.Blocks {
+		s.blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
+	}
+	s.global = make([]uint8, len(bin.Blocks))
+	s.covered = 0
+	old := s.corpus
+	s.corpus, s.inCorpus = nil, map[string]bool{}
+	for _, in := range inputs {
+		if !s.inCorpus[in] {
+			s.inCorpus[in] = true
+			s.corpus = append(s.corpus, entry{input: in})
+		}
+	}
+	for _, en := range old { // entries of the previous binary: coverage is recomputed
+		if !s.inCorpus[en.input] {
+			s.inCorpus[en.input] = true
+			s.corpus = append(s.corpus, entry{input: en.input})
+		}
+	}
+	s.mu.Unlock()
+	if rebuilt {
+		s.recheckCrashes()
+	}
+	return nil
+}
+
+// filesChanged reports whether the package's file list differs from the loaded one
+// (a file added or removed), which needs a new package load.
+func (s *Session) filesChanged() bool {
+	s.mu.Lock()
+	pkg := s.pkg
+	s.mu.Unlock()
+	if pkg == nil {
+		return true
+	}
+	known := map[string]bool{}
+	for _, f := range pkg.GoFiles {
+		known[f] = true
+	}
+	for _, f := range pkg.TestFiles {
+		known[f] = true
+	}
+	for _, f := range pkg.XTestFiles {
+		known[f] = true
+	}
+	n := 0
+	ents, _ := os.ReadDir(pkg.Dir)
+	for _, en := range ents {
+		if strings.HasSuffix(en.Name(), ".go") {
+			if !known[filepath.Join(pkg.Dir, en.Name())] {
+				return true
+			}
+			n++
+		}
+	}
+	return n < len(known)
+}
+
+func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
+	e := s.e
+	pkgs, err := e.loader.Load(ctx, s.target.Dir, ".")
+	if err != nil {
+		return nil, &BuildError{Package: s.target.Package, Output: err.Error()}
+	}
+	var pkg *instrument.Package
+	for _, p := range pkgs {
+		if p.ImportPath == s.target.Package {
+			pkg = p
+		}
+	}
+	if pkg == nil {
+		return nil, &BuildError{Package: s.target.Package, Output: fmt.Sprintf("package %s has no test files", s.target.Package)}
+	}
+	found := false
+	for _, t := range pkg.Targets {
+		found = found || t.Name == s.target.Name
+	}
+	if !found && len(pkg.Errors) == 0 {
+		return nil, &BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: no fuzz target %s", s.target.Package, s.target.Name)}
+	}
+	s.mu.Lock()
+	s.pkg = pkg
+	s.mu.Unlock()
+	// One build at a time: they compete for the same cores and the same go cache.
+	e.buildMu.Lock()
+	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS()})
+	e.buildMu.Unlock()
+	if err != nil {
+		var be *instrument.BuildError
+		if errors.As(err, &be) {
+			out := &BuildError{Package: be.Package, Output: be.Output}
+			for _, d := range be.Diagnostics {
+				out.Diagnostics = append(out.Diagnostics, Diagnostic(d))
+			}
+			return nil, out
+		}
+		return nil, &BuildError{Package: s.target.Package, Output: err.Error()}
+	}
+	return bin, nil
+}
+
+// runSeeds runs the binary once in fuzzrt.ModeSeeds: testing checks the f.Add values
+// and reads testdata/fuzz, and our deps hand over the types and the seeds.
+func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, error) {
+	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "tmp"), "seeds")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	cmd, in, out, err := testCommand(bin, target, fuzzrt.ModeSeeds, "", tmp)
+	if err != nil {
+		return nil, err
+	}
+	var stdout tailBuffer
+	stdout.max = 64 << 10
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	in.Close()
+	w := &workerProc{msgs: make(chan *fuzzrt.Message, 4)}
+	go w.readMessages(out)
+	var seeds *fuzzrt.Seeds
+	for m := range w.msgs {
+		if m.Seeds != nil {
+			seeds = m.Seeds
+		}
+	}
+	werr := cmd.Wait()
+	if seeds == nil || werr != nil {
+		msg := strings.TrimSpace(stdout.String())
+		if msg == "" && werr != nil {
+			msg = werr.Error()
+		}
+		return nil, &BuildError{Package: bin.Package.ImportPath, Output: fmt.Sprintf("%s: %s", target, msg), Diagnostics: seedDiagnostics(bin, target, msg)}
+	}
+	for _, t := range seeds.Types {
+		if fuzzrt.ZeroValue(t) == nil {
+			return nil, &BuildError{Package: bin.Package.ImportPath, Output: fmt.Sprintf("%s: unsupported argument type %s", target, t)}
+		}
+	}
+	return seeds, nil
+}
+
+// seedDiagnostics places a failed seed run's message on the target's declaration.
+func seedDiagnostics(bin *instrument.Binary, target, msg string) []Diagnostic {
+	for _, t := range bin.Package.Targets {
+		if t.Name == target {
+			return []Diagnostic{{File: t.File, Line: t.Line, Col: 1, Message: msg}}
+		}
+	}
+	return nil
+}
+
+func (s *Session) userFrames() userFrames {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dirs := []string{}
+	if s.pkg != nil {
+		dirs = append(dirs, s.pkg.ModuleDir)
+	}
+	if s.target.Dir != "" {
+		dirs = append(dirs, s.target.Dir)
+	}
+	return userFrames{dirs: dirs}
+}
+
+// rateMeter computes executions per second over the last interval.
+type rateMeter struct {
+	lastN  int64
+	lastT  time.Time
+	perSec float64
+}
+
+func (r *rateMeter) update(n int64, now time.Time) {
+	if !r.lastT.IsZero() {
+		if dt := now.Sub(r.lastT).Seconds(); dt > 0 {
+			r.perSec = float64(n-r.lastN) / dt
+		}
+	}
+	r.lastN, r.lastT = n, now
+}

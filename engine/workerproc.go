@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/instrument"
+)
+
+// workerProc is one worker process: the instrumented test binary in fuzzrt.ModeWorker.
+// The coordinator owns it: only the session that started it sends requests or kills it.
+type workerProc struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser // requests, the worker's fd 3
+	mem    *fuzzrt.Mem
+	memDir string
+	stderr *tailBuffer
+	msgs   chan *fuzzrt.Message // closed when the worker's fd 4 closes
+	done   chan struct{}        // closed when the process has exited
+	hello  *fuzzrt.Hello
+
+	mu       sync.Mutex
+	busy     bool // executing inputs (fuzzing or an Exec): the hang watchdog applies
+	hung     bool // the watchdog sent SIGQUIT
+	killed   bool // we killed it on purpose
+	waitErr  error
+	rssLimit int64 // bytes; 0 = none
+	oom      bool  // stopped for exceeding rssLimit
+}
+
+// startWorker starts bin as a worker for target and waits for its hello.
+func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimitMB int) (*workerProc, error) {
+	memDir, err := os.MkdirTemp(filepath.Join(cacheDir, "tmp"), "w")
+	if err != nil {
+		return nil, err
+	}
+	mem, err := fuzzrt.CreateMem(filepath.Join(memDir, "mem"))
+	if err != nil {
+		os.RemoveAll(memDir)
+		return nil, err
+	}
+	cmd, inW, outR, err := testCommand(bin, target, fuzzrt.ModeWorker, filepath.Join(memDir, "mem"), memDir)
+	if err != nil {
+		mem.Close()
+		os.RemoveAll(memDir)
+		return nil, err
+	}
+	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
+		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
+	cmd.Stderr = w.stderr
+	if err := cmd.Start(); err != nil {
+		inW.Close()
+		outR.Close()
+		mem.Close()
+		os.RemoveAll(memDir)
+		return nil, err
+	}
+	// The child has its own copies of the pipe ends it uses.
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	go w.readMessages(outR)
+	go func() {
+		err := cmd.Wait()
+		w.mu.Lock()
+		w.waitErr = err
+		w.mu.Unlock()
+		close(w.done)
+	}()
+	select {
+	case m, ok := <-w.msgs:
+		if ok && m.Hello != nil {
+			w.hello = m.Hello
+			return w, nil
+		}
+		w.kill()
+		w.release()
+		return nil, fmt.Errorf("worker did not start: %s", w.stderr.String())
+	case <-time.After(30 * time.Second):
+		w.kill()
+		w.release()
+		return nil, errors.New("worker did not start within 30s")
+	}
+}
+
+// testCommand prepares bin in the given fuzzrt mode with its two pipes (fd 3, fd 4).
+func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, err
+	}
+	args := []string{"-test.run=^$", "-test.fuzz=^" + target + "$", "-test.fuzzcachedir=" + filepath.Join(tmpDir, "fuzzcache"), "-test.timeout=0", "-test.parallel=1"}
+	if mode == fuzzrt.ModeWorker {
+		args = append(args, "-test.fuzzworker")
+	}
+	cmd = exec.Command(bin.Path, args...)
+	cmd.Dir = bin.Package.Dir
+	cmd.Env = append(os.Environ(), fuzzrt.EnvMode+"="+mode, fuzzrt.EnvMem+"="+memPath, "GOTRACEBACK=all")
+	cmd.ExtraFiles = []*os.File{inR, outW}
+	// Pdeathsig: the worker dies with the coordinator even if it never reads fd 3 again.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	return cmd, inW, outR, nil
+}
+
+func (w *workerProc) readMessages(r io.ReadCloser) {
+	defer close(w.msgs)
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 4*fuzzrt.MaxInput)
+	for sc.Scan() {
+		m := new(fuzzrt.Message)
+		if err := json.Unmarshal(sc.Bytes(), m); err != nil {
+			continue
+		}
+		w.msgs <- m
+	}
+}
+
+// send writes one request. Errors mean the worker is gone; its death is reported
+// through done.
+func (w *workerProc) send(r *fuzzrt.Request) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.in.Write(append(data, '\n'))
+	return err
+}
+
+func (w *workerProc) setBusy(b bool) {
+	w.mu.Lock()
+	w.busy = b
+	w.mu.Unlock()
+}
+
+// kill stops the worker on purpose and waits for it. The shared memory stays mapped
+// (for reading the execution counter) until release.
+func (w *workerProc) kill() {
+	w.mu.Lock()
+	w.killed = true
+	w.mu.Unlock()
+	if w.cmd.Process != nil {
+		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	w.in.Close()
+	<-w.done
+}
+
+var releaseOnce sync.Map
+
+func (w *workerProc) release() {
+	if _, loaded := releaseOnce.LoadOrStore(w, true); loaded {
+		return
+	}
+	w.mem.Close()
+	os.RemoveAll(w.memDir)
+}
+
+// watch runs the hang and memory watchdogs until the worker exits: an input that does
+// not finish within timeout gets SIGQUIT (the runtime then prints every goroutine's
+// stack), a worker whose resident memory passes the limit is killed.
+func (w *workerProc) watch(timeout time.Duration) {
+	tick := time.NewTicker(timeout / 20)
+	if timeout/20 > 250*time.Millisecond {
+		tick.Reset(250 * time.Millisecond)
+	}
+	defer tick.Stop()
+	last, since := w.mem.Execs(), time.Now()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-tick.C:
+		}
+		if w.rssLimit > 0 && w.cmd.Process != nil {
+			if rss := processRSS(w.cmd.Process.Pid); rss > w.rssLimit {
+				w.mu.Lock()
+				w.oom = true
+				w.mu.Unlock()
+				syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+				return
+			}
+		}
+		n := w.mem.Execs()
+		w.mu.Lock()
+		busy := w.busy
+		w.mu.Unlock()
+		if n != last || !busy {
+			last, since = n, time.Now()
+			continue
+		}
+		if time.Since(since) > timeout {
+			w.mu.Lock()
+			w.hung = true
+			w.mu.Unlock()
+			w.cmd.Process.Signal(syscall.SIGQUIT)
+			// If SIGQUIT is ignored or the runtime is wedged, force it.
+			select {
+			case <-w.done:
+			case <-time.After(5 * time.Second):
+				syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+			}
+			return
+		}
+	}
+}
+
+// processRSS reads a process's resident set size in bytes (0 if unknown).
+func processRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0
+	}
+	var size, resident int64
+	fmt.Sscan(string(data), &size, &resident)
+	return resident * int64(os.Getpagesize())
+}
+
+// tailBuffer keeps the last max bytes written to it (a worker's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func (t *tailBuffer) Reset() {
+	t.mu.Lock()
+	t.buf = t.buf[:0]
+	t.mu.Unlock()
+}

@@ -1,0 +1,265 @@
+package instrument
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Binary is a built, instrumented test binary for one package.
+type Binary struct {
+	Path    string
+	Package *Package
+	// Files and Blocks describe the counters, in the order the runtime numbers them:
+	// counter i belongs to Blocks[i], in file Files[Blocks[i].File].
+	Files  []string
+	Blocks []Block
+	// Inputs are the user files this build read (for deciding what a change affects).
+	Inputs  []string
+	Seconds float64
+}
+
+// Block is one counter's range in the user's original file.
+type Block struct {
+	File int // index into Binary.Files
+	CoverBlock
+}
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	CacheDir string // build products go under CacheDir/build
+	Runtime  fs.FS  // the runtime's Go sources (package fuzzrt), copied into the build
+}
+
+// BuildError is a package that does not compile. Output names the user's files.
+type BuildError struct {
+	Package     string
+	Output      string
+	Diagnostics []Diagnostic
+}
+
+// Diagnostic is one positioned message (1-based line and byte column).
+type Diagnostic struct {
+	File    string
+	Line    int
+	Col     int
+	Message string
+}
+
+func (e *BuildError) Error() string { return e.Output }
+
+// Build instruments pkg and builds its test binary. The user's files are only read.
+func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error) {
+	start := time.Now()
+	if len(pkg.Errors) > 0 {
+		return nil, loadError(pkg)
+	}
+	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir))
+	dir := filepath.Join(opts.CacheDir, "build", pkg.Name+"-"+hex.EncodeToString(sum[:6]))
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, err
+	}
+	bin := &Binary{Package: pkg}
+	overlay := map[string]string{}
+	var files []instrumented
+	var berr BuildError
+	berr.Package = pkg.ImportPath
+
+	// Instrument the package itself, then its workspace dependencies.
+	type unit struct {
+		importPath string
+		files      []string
+	}
+	units := []unit{{pkg.ImportPath, pkg.GoFiles}}
+	for _, d := range pkg.Deps {
+		units = append(units, unit{d.ImportPath, d.GoFiles})
+	}
+	for ui, u := range units {
+		for i, name := range u.files {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				return nil, err
+			}
+			bin.Inputs = append(bin.Inputs, name)
+			out, blocks, err := RewriteFile(name, data, i)
+			if err != nil {
+				berr.add(err)
+				continue
+			}
+			if bytes.Equal(out, data) { // not instrumented (cgo)
+				continue
+			}
+			backing := filepath.Join(src, fmt.Sprintf("%d_%d_%s", ui, i, filepath.Base(name)))
+			if err := writeIfChanged(backing, out); err != nil {
+				return nil, err
+			}
+			overlay[name] = backing
+			fi := len(bin.Files)
+			bin.Files = append(bin.Files, name)
+			for _, b := range blocks {
+				bin.Blocks = append(bin.Blocks, Block{File: fi, CoverBlock: b})
+			}
+			files = append(files, instrumented{importPath: u.importPath, index: i})
+		}
+	}
+	bin.Inputs = append(bin.Inputs, pkg.TestFiles...)
+	bin.Inputs = append(bin.Inputs, pkg.XTestFiles...)
+	if len(berr.Diagnostics) > 0 {
+		return nil, &berr
+	}
+
+	// The runtime, as a package of the target's module that exists only in the overlay.
+	rtDir := filepath.Join(pkg.ModuleDir, runtimeDir)
+	rtImport := pkg.ModulePath + "/" + runtimeDir
+	entries, err := fs.ReadDir(opts.Runtime, ".")
+	if err != nil {
+		return nil, fmt.Errorf("runtime sources: %v", err)
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		data, err := fs.ReadFile(opts.Runtime, n)
+		if err != nil {
+			return nil, err
+		}
+		backing := filepath.Join(dir, "rt", n)
+		if err := os.MkdirAll(filepath.Dir(backing), 0o755); err != nil {
+			return nil, err
+		}
+		if err := writeIfChanged(backing, data); err != nil {
+			return nil, err
+		}
+		overlay[filepath.Join(rtDir, n)] = backing
+	}
+	harness, _ := generateHarness(pkg, files, rtImport)
+	hpath := filepath.Join(dir, harnessFile)
+	if err := writeIfChanged(hpath, harness); err != nil {
+		return nil, err
+	}
+	overlay[filepath.Join(pkg.Dir, harnessFile)] = hpath
+
+	ovl, _ := json.MarshalIndent(map[string]any{"Replace": overlay}, "", "\t")
+	ovlPath := filepath.Join(dir, "overlay.json")
+	if err := writeIfChanged(ovlPath, ovl); err != nil {
+		return nil, err
+	}
+	// Build next to the final name and rename: workers running the old binary keep it.
+	bin.Path = filepath.Join(dir, pkg.Name+".test")
+	tmp := fmt.Sprintf("%s.%d.tmp", bin.Path, time.Now().UnixNano())
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off", ".")
+	cmd.Dir = pkg.Dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		os.Remove(tmp)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, compileError(pkg, string(out), overlay)
+	}
+	if err := os.Rename(tmp, bin.Path); err != nil {
+		return nil, err
+	}
+	bin.Seconds = time.Since(start).Seconds()
+	return bin, nil
+}
+
+func (e *BuildError) add(err error) {
+	var list scanner.ErrorList
+	if errors.As(err, &list) {
+		for _, se := range list {
+			e.Diagnostics = append(e.Diagnostics, Diagnostic{File: se.Pos.Filename, Line: se.Pos.Line, Col: se.Pos.Column, Message: se.Msg})
+			e.Output += se.Error() + "\n"
+		}
+		return
+	}
+	e.Diagnostics = append(e.Diagnostics, Diagnostic{Message: err.Error()})
+	e.Output += err.Error() + "\n"
+}
+
+func loadError(pkg *Package) error {
+	e := &BuildError{Package: pkg.ImportPath}
+	for _, err := range pkg.Errors {
+		e.add(err)
+		// Errors made by findTargets start with "file:line: ".
+		if d := &e.Diagnostics[len(e.Diagnostics)-1]; d.File == "" {
+			if m := diagRE.FindStringSubmatch(d.Message); m != nil {
+				d.File = m[1]
+				d.Line, _ = strconv.Atoi(m[2])
+				d.Col, _ = strconv.Atoi(m[3])
+				d.Message = m[4]
+			}
+		}
+	}
+	return e
+}
+
+// diagRE matches "file.go:12:5: message" and "file.go:12: message".
+var diagRE = regexp.MustCompile(`^(\S+\.go):(\d+):(?:(\d+):)? ?(.*)$`)
+
+// compileError maps the compiler's output back to the user's files (overlay backing
+// files keep the user's line numbers) and parses its positioned messages.
+func compileError(pkg *Package, out string, overlay map[string]string) error {
+	back := make([]string, 0, len(overlay))
+	for orig, b := range overlay {
+		back = append(back, b, orig)
+	}
+	// Longer paths first, so no path is replaced inside another.
+	type pair struct{ from, to string }
+	var pairs []pair
+	for i := 0; i < len(back); i += 2 {
+		pairs = append(pairs, pair{back[i], back[i+1]})
+	}
+	sort.Slice(pairs, func(i, j int) bool { return len(pairs[i].from) > len(pairs[j].from) })
+	for _, p := range pairs {
+		out = strings.ReplaceAll(out, p.from, p.to)
+		if rel, err := filepath.Rel(pkg.Dir, p.from); err == nil {
+			out = strings.ReplaceAll(out, rel, p.to)
+		}
+	}
+	e := &BuildError{Package: pkg.ImportPath, Output: out}
+	for _, line := range strings.Split(out, "\n") {
+		m := diagRE.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		file := m[1]
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(pkg.Dir, file)
+		}
+		ln, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3])
+		e.Diagnostics = append(e.Diagnostics, Diagnostic{File: file, Line: ln, Col: col, Message: m[4]})
+	}
+	return e
+}
+
+// writeIfChanged keeps mtimes stable for unchanged files, which keeps the go
+// command's cache effective.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,283 @@
+package instrument
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// Package is a package with test files, as loaded: what the build needs to know.
+type Package struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	ModulePath string
+	ModuleDir  string
+	GoFiles    []string // non-test files (absolute), in build order
+	TestFiles  []string // internal _test.go files
+	XTestFiles []string // external (package name_test) _test.go files
+	Deps       []*Dep   // dependencies inside the workspace's modules, to instrument
+	Targets    []Target
+	// TestMain is "", "internal" or "external": where the user's TestMain is.
+	TestMain string
+	// Errors are problems found while loading (parse errors, bad target shapes).
+	Errors []error
+}
+
+// Dep is a non-test dependency package to instrument.
+type Dep struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	GoFiles    []string
+}
+
+// Target is one `func FuzzXxx(f *testing.F)`.
+type Target struct {
+	Name     string
+	File     string
+	Line     int
+	External bool // declared in the external test package
+}
+
+// Loader loads packages and caches the results, because a load with
+// golang.org/x/tools/go/packages takes up to seconds. Invalidate drops the cache
+// when files are added or removed, or go.mod changes.
+type Loader struct {
+	mu    sync.Mutex
+	cache map[string][]*Package
+}
+
+// Invalidate forgets every cached load.
+func (l *Loader) Invalidate() {
+	l.mu.Lock()
+	l.cache = nil
+	l.mu.Unlock()
+}
+
+// Load returns the packages matching patterns (relative to dir) that have test files.
+func (l *Loader) Load(ctx context.Context, dir string, patterns ...string) ([]*Package, error) {
+	key := dir + "\x00" + strings.Join(patterns, "\x00")
+	l.mu.Lock()
+	if p, ok := l.cache[key]; ok {
+		l.mu.Unlock()
+		return p, nil
+	}
+	l.mu.Unlock()
+	pkgs, err := load(ctx, dir, patterns)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	if l.cache == nil {
+		l.cache = map[string][]*Package{}
+	}
+	l.cache[key] = pkgs
+	l.mu.Unlock()
+	return pkgs, nil
+}
+
+func load(ctx context.Context, dir string, patterns []string) ([]*Package, error) {
+	cfg := &packages.Config{
+		Context: ctx,
+		Dir:     dir,
+		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
+		Tests:   true,
+		Env:     append(os.Environ(), "GOFLAGS=-mod=mod"),
+	}
+	roots, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %v", strings.Join(patterns, " "), err)
+	}
+	var listErrs []string
+	byID := map[string]*packages.Package{}
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		byID[p.ID] = p
+	})
+	var out []*Package
+	for _, p := range roots {
+		if p.ID != p.PkgPath { // test variants and test mains are read through the plain package
+			continue
+		}
+		for _, e := range p.Errors {
+			listErrs = append(listErrs, e.Error())
+		}
+		if p.Module == nil || len(p.GoFiles) == 0 && len(p.OtherFiles) == 0 && p.Name == "" {
+			continue
+		}
+		pkg := &Package{
+			ImportPath: p.PkgPath,
+			Name:       p.Name,
+			ModulePath: p.Module.Path,
+			ModuleDir:  p.Module.Dir,
+			GoFiles:    p.GoFiles,
+		}
+		if len(p.GoFiles) > 0 {
+			pkg.Dir = filepath.Dir(p.GoFiles[0])
+		}
+		inPkg := map[string]bool{}
+		for _, f := range p.GoFiles {
+			inPkg[f] = true
+		}
+		if tv := byID[p.PkgPath+" ["+p.PkgPath+".test]"]; tv != nil {
+			for _, f := range tv.GoFiles {
+				if !inPkg[f] {
+					pkg.TestFiles = append(pkg.TestFiles, f)
+				}
+			}
+			if pkg.Dir == "" && len(tv.GoFiles) > 0 {
+				pkg.Dir = filepath.Dir(tv.GoFiles[0])
+			}
+			pkg.Deps = workspaceDeps(p.PkgPath, tv)
+		} else {
+			pkg.Deps = workspaceDeps(p.PkgPath, p)
+		}
+		if xv := byID[p.PkgPath+"_test ["+p.PkgPath+".test]"]; xv != nil {
+			pkg.XTestFiles = xv.GoFiles
+		}
+		if len(pkg.TestFiles)+len(pkg.XTestFiles) == 0 {
+			continue
+		}
+		findTargets(pkg)
+		out = append(out, pkg)
+	}
+	if len(out) == 0 && len(listErrs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(listErrs, "\n"))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ImportPath < out[j].ImportPath })
+	return out, nil
+}
+
+// workspaceDeps lists the transitive non-test imports of p that belong to a main
+// (workspace) module, can be imported from p's test, and are not main packages.
+func workspaceDeps(self string, p *packages.Package) []*Dep {
+	var deps []*Dep
+	seen := map[string]bool{}
+	var visit func(q *packages.Package)
+	visit = func(q *packages.Package) {
+		for _, imp := range q.Imports {
+			if seen[imp.ID] {
+				continue
+			}
+			seen[imp.ID] = true
+			if imp.Module == nil || !imp.Module.Main || imp.PkgPath == self || imp.Name == "main" {
+				continue
+			}
+			visit(imp)
+			if !importable(self, imp.PkgPath) || len(imp.GoFiles) == 0 {
+				continue
+			}
+			deps = append(deps, &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles})
+		}
+	}
+	visit(p)
+	sort.Slice(deps, func(i, j int) bool { return deps[i].ImportPath < deps[j].ImportPath })
+	return deps
+}
+
+// importable applies Go's internal-package rule for an import of path from importer.
+func importable(importer, path string) bool {
+	i := strings.LastIndex(path, "/internal/")
+	switch {
+	case i >= 0:
+	case strings.HasSuffix(path, "/internal"):
+		i = len(path) - len("/internal")
+	case strings.HasPrefix(path, "internal/") || path == "internal":
+		return false
+	default:
+		return true
+	}
+	parent := path[:i]
+	return importer == parent || strings.HasPrefix(importer, parent+"/")
+}
+
+// findTargets parses the test files and records the fuzz targets and TestMain.
+func findTargets(pkg *Package) {
+	fset := token.NewFileSet()
+	scan := func(files []string, external bool) {
+		for _, name := range files {
+			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+			if err != nil {
+				pkg.Errors = append(pkg.Errors, err)
+				continue
+			}
+			testingName := fileImportName(f, "testing")
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Recv != nil {
+					continue
+				}
+				name := fd.Name.Name
+				if name == "TestMain" {
+					pkg.TestMain = map[bool]string{false: "internal", true: "external"}[external]
+					continue
+				}
+				if !isFuzzName(name) {
+					continue
+				}
+				line := fset.Position(fd.Pos()).Line
+				if !takesTestingF(fd, testingName) {
+					pkg.Errors = append(pkg.Errors, fmt.Errorf("%s:%d: %s has the wrong signature: a fuzz target must be func %s(f *testing.F)", fset.Position(fd.Pos()).Filename, line, name, name))
+					continue
+				}
+				pkg.Targets = append(pkg.Targets, Target{Name: name, File: fset.Position(fd.Pos()).Filename, Line: line, External: external})
+			}
+		}
+	}
+	scan(pkg.TestFiles, false)
+	scan(pkg.XTestFiles, true)
+}
+
+// isFuzzName is go test's rule: "Fuzz" alone or followed by a non-lowercase rune.
+func isFuzzName(name string) bool {
+	if !strings.HasPrefix(name, "Fuzz") {
+		return false
+	}
+	if len(name) == 4 {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(name[4:])
+	return !unicode.IsLower(r)
+}
+
+func takesTestingF(fd *ast.FuncDecl, testingName string) bool {
+	ps := fd.Type.Params.List
+	if len(ps) != 1 || len(ps[0].Names) > 1 || fd.Type.Results != nil || fd.Type.TypeParams != nil {
+		return false
+	}
+	star, ok := ps[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == testingName && sel.Sel.Name == "F"
+}
+
+// fileImportName is the name under which f imports path ("" if it does not).
+func fileImportName(f *ast.File, path string) string {
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, `"`) != path {
+			continue
+		}
+		if imp.Name != nil {
+			return imp.Name.Name
+		}
+		return path[strings.LastIndex(path, "/")+1:]
+	}
+	return ""
+}

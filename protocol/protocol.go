@@ -1,0 +1,116 @@
+// Package protocol defines the wire types of fuzzls's extensions to the Language
+// Server Protocol: the custom notifications the daemon sends, the arguments of its
+// commands, and the data attached to its diagnostics.
+//
+// These types are the single definition shared with the VS Code extension: its
+// TypeScript declarations (vscode-extension/src/protocol.ts) are generated from this
+// file by `go run ./protocol/gen` and a test fails when the two drift apart.
+// Keep this package free of logic: types, method names and constants only.
+package protocol
+
+// Method names of fuzzls's notifications (server → client).
+const (
+	// MethodCoverage carries a target's coverage, as CoverageParams.
+	MethodCoverage = "fuzzls/coverage"
+	// MethodStatus carries the state of every session, as StatusParams.
+	MethodStatus = "fuzzls/status"
+)
+
+// Command names accepted by workspace/executeCommand.
+const (
+	CommandStart       = "fuzzls.start"
+	CommandStop        = "fuzzls.stop"
+	CommandAddToCorpus = "fuzzls.addToCorpus"
+	CommandAddSeed     = "fuzzls.addSeed"
+	CommandSeedCorpus  = "fuzzls.seedFromCorpus"
+	CommandStatus      = "fuzzls.status"
+	CommandShowInput   = "fuzzls.showInput"
+)
+
+// Session states, as in SessionStatus.State.
+const (
+	StateBuilding = "building"
+	StateFuzzing  = "fuzzing"
+	StateStopped  = "stopped"
+	StateError    = "error"
+)
+
+// Position is a zero-based line and UTF-16 column, as in LSP.
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
+}
+
+// Range is an LSP range (end exclusive).
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// TargetID names one fuzz target: its package import path and its function name.
+type TargetID struct {
+	Package string `json:"package"`
+	Name    string `json:"name"`
+}
+
+// FileCoverage is the coverage of one instrumented file of a target's package.
+// Ranges are in the text the client has; a file edited since the last build is sent
+// with empty lists until the next build.
+type FileCoverage struct {
+	URI       string  `json:"uri"`
+	Covered   []Range `json:"covered"`
+	Uncovered []Range `json:"uncovered"`
+}
+
+// CoverageParams is the payload of fuzzls/coverage.
+type CoverageParams struct {
+	Target TargetID       `json:"target"`
+	Files  []FileCoverage `json:"files"`
+}
+
+// SessionStatus describes one fuzzing session.
+type SessionStatus struct {
+	Package     string  `json:"package"`
+	Name        string  `json:"name"`
+	URI         string  `json:"uri"`
+	State       string  `json:"state"`
+	Execs       int64   `json:"execs"`
+	ExecsPerSec float64 `json:"execsPerSec"`
+	Corpus      int     `json:"corpus"`
+	Covered     int     `json:"covered"`
+	Blocks      int     `json:"blocks"`
+	Crashes     int     `json:"crashes"`
+	Message     string  `json:"message,omitempty"`
+}
+
+// StatusParams is the payload of fuzzls/status and the result of fuzzls.status.
+type StatusParams struct {
+	Sessions []SessionStatus `json:"sessions"`
+}
+
+// TargetArgs is the argument of fuzzls.start and fuzzls.stop. Both fields empty (or
+// no argument at all) means every target in the workspace.
+type TargetArgs struct {
+	URI    string `json:"uri,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+// CrashArgs is the argument of fuzzls.addToCorpus, fuzzls.addSeed and fuzzls.showInput.
+type CrashArgs struct {
+	Crash string `json:"crash"`
+}
+
+// CrashData is the data field of a crash diagnostic.
+type CrashData struct {
+	Crash     string   `json:"crash"`
+	Target    TargetID `json:"target"`
+	Kind      string   `json:"kind"`
+	Input     string   `json:"input"`
+	Minimized bool     `json:"minimized"`
+}
+
+// ShowInputResult is the result of fuzzls.showInput: the crash's input in the
+// `go test fuzz v1` format.
+type ShowInputResult struct {
+	Input string `json:"input"`
+}

@@ -1,0 +1,3 @@
+module example.com/multiarg
+
+go 1.26
