@@ -60,9 +60,9 @@ func (u userFrames) is(file string) bool {
 }
 
 var (
-	frameFileRE = regexp.MustCompile(`^\s*(\S.*\.(?:go|s)):(\d+)(?: \+0x[0-9a-f]+)?$`)
+	frameFileRE = regexp.MustCompile(`^\s*(\S.*\.(?:go|s)):(\d+)(?: \+0x[0-9a-f]+)?(?: fp=.*)?$`)
 	testLineRE  = regexp.MustCompile(`^\s*([^\s:]+\.go):(\d+): (.*)$`)
-	goroutineRE = regexp.MustCompile(`^goroutine \d+ \[`)
+	goroutineRE = regexp.MustCompile(`^goroutine \d+ (?:gp=.*)?\[`)
 )
 
 // parseFrames reads the frames of one goroutine's traceback (innermost first).
@@ -205,13 +205,6 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		if gs := goroutines(text); len(gs) > 0 {
 			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
 		}
-	case d.hung:
-		f.kind = KindHang
-		f.message = "input ran longer than the timeout"
-		gs := goroutines(text)
-		if len(gs) > 0 {
-			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
-		}
 	case strings.Contains(text, "fatal error: "):
 		f.kind = KindFatal
 		i := strings.Index(text, "fatal error: ")
@@ -221,6 +214,18 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 		f.message = strings.TrimPrefix(msg, "fatal error: ")
 		if gs := goroutines(text[i:]); len(gs) > 0 {
+			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+		}
+		// The innermost frame of a stack overflow is the prologue of the function
+		// that could not grow its stack; the call that recursed is the next one.
+		if f.message == "stack overflow" && len(f.frames) > 1 {
+			f.frames = f.frames[1:]
+		}
+	case d.hung:
+		f.kind = KindHang
+		f.message = "input ran longer than the timeout"
+		gs := goroutines(text)
+		if len(gs) > 0 {
 			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
 		}
 	case strings.Contains(text, "panic: "):

@@ -51,3 +51,50 @@ func TestCalc(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestCrashKinds checks that each kind of failure is caught, classified and located
+// at the line marked "MARK:<kind>" in testdata/crashers.
+func TestCrashKinds(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	tests := []struct {
+		desc, target, kind, marker, file string
+	}{
+		{"panic in the fuzz function's goroutine", "FuzzPanic", KindPanic, "MARK:panic", "crashers.go"},
+		{"t.Fatalf", "FuzzError", KindError, "MARK:error", "crashers_test.go"},
+		{"panic in a goroutine the target started", "FuzzGoroutinePanic", KindGoroutinePanic, "MARK:goroutine-panic", "crashers.go"},
+		{"stack overflow", "FuzzFatal", KindFatal, "MARK:fatal", "crashers.go"},
+		{"os.Exit", "FuzzExit", KindExit, "MARK:exit", "crashers.go"},
+		{"log.Fatalf", "FuzzLogFatal", KindExit, "MARK:logfatal", "crashers.go"},
+		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.target, func(t *testing.T) {
+			timeout := 10 * time.Second // a 1 GB stack takes seconds to overflow
+			if tc.kind == KindHang {
+				timeout = 2 * time.Second
+			}
+			s, _ := fuzzOnce(t, dir, tc.target, Options{Parallel: 1, Timeout: timeout, MinimizeTime: 5 * time.Second})
+			cs := s.Crashes()
+			if len(cs) != 1 {
+				t.Fatalf("%s: got %d crashes, want 1", tc.desc, len(cs))
+			}
+			c := cs[0]
+			file := filepath.Join(dir, tc.file)
+			line := markerLine(t, file, tc.marker)
+			if c.Kind != tc.kind || c.File != file || (c.Line != line && !(tc.kind == KindHang && c.Line >= line && c.Line <= line+2)) {
+				t.Errorf("%s: got %s at %s:%d, want %s at %s:%d\nmessage: %s\noutput:\n%s", tc.desc, c.Kind, c.File, c.Line, tc.kind, file, line, c.Message, truncate(c.Output, 3000))
+			}
+			vals, err := fuzzrt.Unmarshal([]byte(c.Input))
+			if err != nil || len(vals) != 1 || len(vals[0].(string)) < 4 || vals[0].(string)[:4] != "boom" {
+				t.Errorf("%s: input %q does not trigger the bug (%v)", tc.desc, c.Input, err)
+			}
+		})
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -248,6 +248,15 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	sig := f.signature()
 	key := fuzzrt.FailureKey(f.output)
 	s.mu.Lock()
+	// An input that fails stays out of the corpus: workers re-run the corpus when
+	// they start, and one that kills them would kill every replacement too.
+	for i, en := range s.corpus {
+		if en.input == input {
+			s.corpus = append(s.corpus[:i], s.corpus[i+1:]...)
+			break
+		}
+	}
+	s.inCorpus[input] = true
 	if c := s.bySig[sig]; c != nil {
 		c.Count++
 		s.byKey[key] = c

@@ -1,0 +1,75 @@
+// Package crashers fails in every way a fuzz target can fail, each behind the
+// input "boom", so that tests can check how each kind is caught and located.
+package crashers
+
+import (
+	"log"
+	"os"
+	"time"
+)
+
+func trigger(s string) bool { return len(s) >= 4 && s[:4] == "boom" }
+
+// Panic panics in the calling goroutine.
+func Panic(s string) {
+	if trigger(s) {
+		var m map[string]int
+		m["x"]++ // MARK:panic
+	}
+}
+
+// GoroutinePanic panics in a goroutine it starts.
+func GoroutinePanic(s string) {
+	if trigger(s) {
+		done := make(chan bool)
+		go func() {
+			panic("boom in a goroutine") // MARK:goroutine-panic
+		}()
+		<-done
+	}
+}
+
+// Recurse overflows the stack.
+func Recurse(s string, n int) int {
+	if trigger(s) {
+		return Recurse(s, n+1) + 1 // MARK:fatal
+	}
+	return n
+}
+
+// Exit calls os.Exit.
+func Exit(s string) {
+	if trigger(s) {
+		os.Exit(3) // MARK:exit
+	}
+}
+
+// LogFatal calls log.Fatalf.
+func LogFatal(s string) {
+	if trigger(s) {
+		log.Fatalf("cannot go on with %q", s) // MARK:logfatal
+	}
+}
+
+// Hang never returns.
+func Hang(s string) {
+	if trigger(s) {
+		for { // MARK:hang
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// Alloc allocates without bound.
+func Alloc(s string) [][]byte {
+	var keep [][]byte
+	if trigger(s) {
+		for {
+			keep = append(keep, make([]byte, 1<<20)) // MARK:oom
+			for i := range keep[len(keep)-1] {
+				keep[len(keep)-1][i] = 1
+			}
+		}
+	}
+	return keep
+}

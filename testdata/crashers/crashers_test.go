@@ -1,0 +1,47 @@
+package crashers
+
+import "testing"
+
+func FuzzPanic(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Panic(s) })
+}
+
+func FuzzError(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) {
+		if trigger(s) {
+			t.Fatalf("bad input %q", s) // MARK:error
+		}
+	})
+}
+
+func FuzzGoroutinePanic(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { GoroutinePanic(s) })
+}
+
+func FuzzFatal(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Recurse(s, 0) })
+}
+
+func FuzzExit(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Exit(s) })
+}
+
+func FuzzLogFatal(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { LogFatal(s) })
+}
+
+func FuzzHang(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Hang(s) })
+}
+
+func FuzzAlloc(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Alloc(s) })
+}

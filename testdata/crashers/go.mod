@@ -1,0 +1,3 @@
+module example.com/crashers
+
+go 1.26
