@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +98,57 @@ func truncate(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// TestWorkspace covers a go.work workspace whose target is in an external test
+// package with its own TestMain, a build-tagged file, and a bug in a dependency from
+// another workspace module (which is instrumented too).
+func TestWorkspace(t *testing.T) {
+	dir := copyTree(t, "../testdata/workspace")
+	app := filepath.Join(dir, "app")
+	targets, err := Discover(t.Context(), app, "./...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tg := range targets {
+		names[tg.Name] = true
+	}
+	if !names["FuzzParse"] || !names["FuzzLinuxOnly"] {
+		t.Errorf("targets = %v, want FuzzParse and the build-tagged FuzzLinuxOnly", targets)
+	}
+	s, _ := fuzzOnce(t, app, "FuzzParse", Options{Parallel: 2})
+	cs := s.Crashes()
+	if len(cs) != 1 {
+		t.Fatalf("got %d crashes, want 1", len(cs))
+	}
+	dep := filepath.Join(dir, "lib", "checksum", "checksum.go")
+	if c := cs[0]; c.Kind != KindPanic || c.File != dep || c.Line != markerLine(t, dep, "MARK:dep") {
+		t.Errorf("got %s at %s:%d (%s), want a panic at the MARK:dep line of %s", c.Kind, c.File, c.Line, c.Message, dep)
+	}
+	blocks, hit := s.Coverage()
+	depHit := false
+	for i, b := range blocks {
+		if b.File == dep && hit[i] {
+			depHit = true
+		}
+	}
+	if !depHit {
+		t.Errorf("no covered block in the dependency %s", dep)
+	}
+}
+
+// TestBadShape: a target whose argument type cannot be fuzzed gets an error naming it.
+func TestBadShape(t *testing.T) {
+	dir := copyTree(t, "../testdata/badshapes")
+	e := New(Options{CacheDir: t.TempDir()}, nil)
+	defer e.Close()
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets %v, %v", targets, err)
+	}
+	err = e.Start(targets[0]).Wait()
+	if err == nil || !strings.Contains(err.Error(), "FuzzMap") || !strings.Contains(err.Error(), "map[string]int") {
+		t.Errorf("error = %v, want one naming FuzzMap and its type", err)
+	}
 }

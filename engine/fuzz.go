@@ -37,13 +37,12 @@ func (s *Session) fuzz() outcome {
 
 	start := func() *workerProc {
 		for attempt := 0; attempt < 3; attempt++ {
-			w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB)
+			w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB, o.Timeout)
 			if err != nil {
 				fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
-			go w.watch(o.Timeout)
 			go func() {
 				for m := range w.msgs {
 					events <- workerEvent{w: w, msg: m}
@@ -388,11 +387,10 @@ func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
 		s.mu.Lock()
 		bin := s.bin
 		s.mu.Unlock()
-		w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB)
+		w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB, o.Timeout)
 		if err != nil {
 			return nil, false
 		}
-		go w.watch(o.Timeout)
 		r.w = w
 	}
 	w := r.w

@@ -454,6 +454,9 @@ func (s *Session) userFrames() userFrames {
 	dirs := []string{}
 	if s.pkg != nil {
 		dirs = append(dirs, s.pkg.ModuleDir)
+		for _, d := range s.pkg.Deps { // workspace modules other than the target's
+			dirs = append(dirs, d.Dir)
+		}
 	}
 	if s.target.Dir != "" {
 		dirs = append(dirs, s.target.Dir)

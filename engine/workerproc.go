@@ -28,6 +28,8 @@ type workerProc struct {
 	msgs   chan *fuzzrt.Message // closed when the worker's fd 4 closes
 	done   chan struct{}        // closed when the process has exited
 	hello  *fuzzrt.Hello
+	// watched is closed when the watchdog goroutine, which reads mem, has returned.
+	watched chan struct{}
 
 	mu       sync.Mutex
 	busy     bool // executing inputs (fuzzing or an Exec): the hang watchdog applies
@@ -39,7 +41,7 @@ type workerProc struct {
 }
 
 // startWorker starts bin as a worker for target and waits for its hello.
-func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimitMB int) (*workerProc, error) {
+func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimitMB int, timeout time.Duration) (*workerProc, error) {
 	memDir, err := os.MkdirTemp(filepath.Join(cacheDir, "tmp"), "w")
 	if err != nil {
 		return nil, err
@@ -56,7 +58,7 @@ func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimi
 		return nil, err
 	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
-		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
+		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
 		inW.Close()
@@ -70,6 +72,7 @@ func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimi
 		f.Close()
 	}
 	go w.readMessages(outR)
+	go w.watch(timeout)
 	go func() {
 		err := cmd.Wait()
 		w.mu.Lock()
@@ -168,6 +171,7 @@ func (w *workerProc) release() {
 	if _, loaded := releaseOnce.LoadOrStore(w, true); loaded {
 		return
 	}
+	<-w.watched
 	w.mem.Close()
 	os.RemoveAll(w.memDir)
 }
@@ -176,6 +180,7 @@ func (w *workerProc) release() {
 // not finish within timeout gets SIGQUIT (the runtime then prints every goroutine's
 // stack), a worker whose resident memory passes the limit is killed.
 func (w *workerProc) watch(timeout time.Duration) {
+	defer close(w.watched)
 	tick := time.NewTicker(timeout / 20)
 	if timeout/20 > 250*time.Millisecond {
 		tick.Reset(250 * time.Millisecond)

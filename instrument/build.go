@@ -165,7 +165,6 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	tmp := fmt.Sprintf("%s.%d.tmp", bin.Path, time.Now().UnixNano())
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off", ".")
 	cmd.Dir = pkg.Dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)

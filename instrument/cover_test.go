@@ -817,7 +817,7 @@ func classify(n int) string {
 		return "even" //hit
 	case n > 100:
 		fallthrough //miss
-	default:
+	default: //miss
 	}
 	for i := 0; i < n; i++ { //miss
 		if i == 100 { //miss
@@ -830,11 +830,13 @@ func classify(n int) string {
 func sum(xs []int) (s int) {
 	for _, x := range xs { //hit
 		if x < 0 { //hit
-			continue //miss
+			continue //hit
 		}
 		s += x //hit
 	}
-	apply := func(f func(int) int) int { return f(s) } //hit
+	apply := func(f func(int) int) int { //hit
+		return f(s) //hit
+	}
 	return apply(func(v int) int { //hit
 		return v * 2 //hit
 	})
@@ -859,17 +861,17 @@ func twice(m map[string]int) int {
 }
 
 func doPanic(n int) int {
-	var m map[int]int
+	var m map[int]int //miss
 	if n > 0 {
-		n++
+		n++ //miss
 	}
-	m[n] = 1 // PANIC
+	m[n] = 1 // PANIC //miss
 	return n
 }
 
 func doExit() {
-	fmt.Println("bye")
-	os.Exit(3) // EXIT
+	fmt.Println("bye") //miss
+	os.Exit(3)         // EXIT
 }
 `
 
@@ -904,7 +906,7 @@ func main() {
 func markerLine(t *testing.T, src, marker string) int {
 	t.Helper()
 	for i, l := range strings.Split(src, "\n") {
-		if strings.HasSuffix(l, marker) {
+		if strings.Contains(l, marker) {
 			return i + 1
 		}
 	}
@@ -945,7 +947,10 @@ func TestRunInstrumented(t *testing.T) {
 		if !hit && !strings.HasSuffix(l, "//miss") {
 			continue
 		}
-		line, col := i+1, len(l)-len(strings.TrimLeft(l, "\t "))+1
+		// The first statement of the line; for "} else if", the "if".
+		text := strings.TrimLeft(l, "\t }")
+		text = strings.TrimPrefix(text, "else ")
+		line, col := i+1, len(l)-len(text)+1
 		found := -1
 		for k, b := range blocks {
 			if before(b.StartLine, b.StartCol, line, col) && before(line, col, b.EndLine, b.EndCol) && (line != b.EndLine || col != b.EndCol) {

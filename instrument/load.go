@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -94,7 +93,6 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 		Dir:     dir,
 		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
 		Tests:   true,
-		Env:     append(os.Environ(), "GOFLAGS=-mod=mod"),
 	}
 	roots, err := packages.Load(cfg, patterns...)
 	if err != nil {

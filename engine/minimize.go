@@ -1,0 +1,466 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// minimize shrinks vals while fails(candidate) stays true, until ctx is done
+// or no candidate helps. It never returns a value for which fails was not
+// true (the original is assumed failing). Arguments are worked on left to
+// right, in passes repeated until one makes no progress. The search is
+// deterministic and greedy; since each call of fails may cost a process
+// start, no candidate is tried twice and none equals the current value.
+// fails receives a private copy it may modify; vals itself is not changed.
+func minimize(ctx context.Context, vals []any, fails func([]any) bool) []any {
+	m := &minimizer{
+		ctx:   ctx,
+		fails: fails,
+		cur:   minCloneValues(vals),
+		tried: make(map[uint64]struct{}),
+		seed:  maphash.MakeSeed(),
+	}
+	m.tried[m.key(m.cur)] = struct{}{}
+	for !m.done() {
+		progress := false
+		for i := range m.cur {
+			if m.arg(i) {
+				progress = true
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	return m.cur
+}
+
+// minimizer is the state of one minimize call.
+type minimizer struct {
+	ctx   context.Context
+	fails func([]any) bool
+	cur   []any               // the smallest failing value so far
+	tried map[uint64]struct{} // hashes of every value run (or known failing)
+	seed  maphash.Seed
+	calls int // calls of fails
+}
+
+func (m *minimizer) done() bool { return m.ctx.Err() != nil }
+
+// try runs cur with argument i replaced by v and keeps it if it still fails.
+func (m *minimizer) try(i int, v any) bool {
+	if m.done() {
+		return false
+	}
+	cand := make([]any, len(m.cur))
+	copy(cand, m.cur)
+	cand[i] = v
+	k := m.key(cand)
+	if _, ok := m.tried[k]; ok {
+		return false
+	}
+	m.tried[k] = struct{}{}
+	m.calls++
+	if !m.fails(minCloneValues(cand)) {
+		return false
+	}
+	m.cur = cand
+	return true
+}
+
+// key hashes a value list; a 64-bit collision would only skip one candidate.
+func (m *minimizer) key(vals []any) uint64 {
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	var buf [9]byte
+	num := func(tag byte, x uint64) {
+		buf[0] = tag
+		binary.LittleEndian.PutUint64(buf[1:], x)
+		h.Write(buf[:])
+	}
+	for _, v := range vals {
+		switch v := v.(type) {
+		case []byte:
+			num(1, uint64(len(v)))
+			h.Write(v)
+		case string:
+			num(2, uint64(len(v)))
+			h.WriteString(v)
+		case bool:
+			if v {
+				num(3, 1)
+			} else {
+				num(3, 0)
+			}
+		case int:
+			num(4, uint64(v))
+		case int8:
+			num(5, uint64(v))
+		case int16:
+			num(6, uint64(v))
+		case int32:
+			num(7, uint64(v))
+		case int64:
+			num(8, uint64(v))
+		case uint:
+			num(9, uint64(v))
+		case uint8:
+			num(10, uint64(v))
+		case uint16:
+			num(11, uint64(v))
+		case uint32:
+			num(12, uint64(v))
+		case uint64:
+			num(13, v)
+		case float32:
+			num(14, uint64(math.Float32bits(v)))
+		case float64:
+			num(15, math.Float64bits(v))
+		default:
+			num(16, 0) // unsupported values are never changed
+		}
+	}
+	return h.Sum64()
+}
+
+func (m *minimizer) arg(i int) bool {
+	switch v := m.cur[i].(type) {
+	case []byte, string:
+		return m.bytesArg(i)
+	case bool:
+		return v && m.try(i, false)
+	case float32, float64:
+		return m.floatArg(i)
+	default:
+		if _, _, ok := minIntParts(v); ok {
+			return m.intArg(i)
+		}
+	}
+	return false
+}
+
+// bytesArg minimizes a []byte or string argument: cut the tail, remove
+// chunks of decreasing size down to single bytes, then simplify bytes.
+func (m *minimizer) bytesArg(i int) bool {
+	_, isStr := m.cur[i].(string)
+	get := func() []byte {
+		if s, ok := m.cur[i].(string); ok {
+			return []byte(s)
+		}
+		return m.cur[i].([]byte)
+	}
+	// Candidates are always fresh slices, so cur never aliases one we edit.
+	tryB := func(b []byte) bool {
+		if isStr {
+			return m.try(i, string(b))
+		}
+		return m.try(i, b)
+	}
+	cat := func(parts ...[]byte) []byte {
+		n := 0
+		for _, p := range parts {
+			n += len(p)
+		}
+		out := make([]byte, 0, n)
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+
+	progress := false
+	b := get()
+	if len(b) == 0 {
+		return false
+	}
+	if tryB([]byte{}) {
+		return true
+	}
+
+	// Cut the tail: half, then smaller pieces, repeating a size that works.
+	for cut := len(b) / 2; cut >= 1 && !m.done(); {
+		b = get()
+		if cut >= len(b) {
+			cut = len(b) / 2
+			continue
+		}
+		if tryB(cat(b[:len(b)-cut])) {
+			progress = true
+			continue
+		}
+		cut /= 2
+	}
+
+	// Remove chunks of n/2 … 1 bytes anywhere.
+	for size := len(get()) / 2; size >= 1 && !m.done(); size /= 2 {
+		for start := 0; !m.done(); {
+			b = get()
+			if start+size > len(b) {
+				break
+			}
+			if tryB(cat(b[:start], b[start+size:])) {
+				progress = true
+				continue
+			}
+			start += size
+		}
+	}
+
+	// Simplify: first everything at once, then byte by byte.
+	b = get()
+	all := make([]byte, len(b))
+	for j, c := range b {
+		all[j] = c
+		if s := minSimpler(c); s != "" {
+			all[j] = s[0]
+		}
+	}
+	if tryB(all) {
+		return true
+	}
+	for j := 0; j < len(get()) && !m.done(); j++ {
+		b = get()
+		if isStr && b[j] >= utf8.RuneSelf {
+			// Prefer ASCII: one byte in place of the whole rune.
+			if _, size := utf8.DecodeRune(b[j:]); size > 1 {
+				for _, c := range []byte("0a ") {
+					if tryB(cat(b[:j], []byte{c}, b[j+size:])) {
+						progress = true
+						break
+					}
+				}
+				continue
+			}
+		}
+		for _, c := range []byte(minSimpler(b[j])) {
+			if tryB(cat(b[:j], []byte{c}, b[j+1:])) {
+				progress = true
+				break
+			}
+		}
+	}
+	return progress
+}
+
+// minSimpler lists the replacements to try for c, best first. The targets
+// list nothing, so simplification cannot cycle.
+func minSimpler(c byte) string {
+	switch {
+	case c == '0' || c == 'a' || c == ' ':
+		return ""
+	case c >= '1' && c <= '9':
+		return "0"
+	case c >= 'b' && c <= 'z' || c >= 'A' && c <= 'Z':
+		return "a"
+	default:
+		return "0a "
+	}
+}
+
+// intArg tries 0, then the positive value, then a binary search of the
+// magnitude toward 0, then a few decrements for non-monotone conditions.
+func (m *minimizer) intArg(i int) bool {
+	proto := m.cur[i]
+	mag, neg, _ := minIntParts(proto)
+	if mag == 0 {
+		return false
+	}
+	if m.try(i, minMakeInt(proto, 0, false)) {
+		return true
+	}
+	progress := false
+	if neg && m.try(i, minMakeInt(proto, mag, false)) {
+		neg, progress = false, true
+	}
+	lo, hi := uint64(0), mag // lo passes, hi fails
+	for hi-lo > 1 && !m.done() {
+		mid := lo + (hi-lo)/2
+		if m.try(i, minMakeInt(proto, mid, neg)) {
+			hi, progress = mid, true
+		} else {
+			lo = mid
+		}
+	}
+	const maxMisses, maxSteps = 4, 64
+	for d, steps := uint64(1), 0; d <= maxMisses && d < hi && steps < maxSteps && !m.done(); d++ {
+		if m.try(i, minMakeInt(proto, hi-d, neg)) {
+			hi, progress = hi-d, true
+			d = 0
+			steps++
+		}
+	}
+	return progress
+}
+
+func minIntParts(v any) (mag uint64, neg, ok bool) {
+	signed := func(x int64) (uint64, bool, bool) {
+		if x < 0 {
+			return uint64(-x), true, true // -MinInt64 wraps to the right magnitude
+		}
+		return uint64(x), false, true
+	}
+	switch v := v.(type) {
+	case int:
+		return signed(int64(v))
+	case int8:
+		return signed(int64(v))
+	case int16:
+		return signed(int64(v))
+	case int32:
+		return signed(int64(v))
+	case int64:
+		return signed(v)
+	case uint:
+		return uint64(v), false, true
+	case uint8:
+		return uint64(v), false, true
+	case uint16:
+		return uint64(v), false, true
+	case uint32:
+		return uint64(v), false, true
+	case uint64:
+		return v, false, true
+	}
+	return 0, false, false
+}
+
+// minMakeInt builds a value of proto's type; magnitudes come from proto's
+// own range, so the conversions do not lose anything that matters.
+func minMakeInt(proto any, mag uint64, neg bool) any {
+	s := int64(mag)
+	if neg {
+		s = -s
+	}
+	switch proto.(type) {
+	case int:
+		return int(s)
+	case int8:
+		return int8(s)
+	case int16:
+		return int16(s)
+	case int32:
+		return int32(s)
+	case int64:
+		return s
+	case uint:
+		return uint(mag)
+	case uint8:
+		return uint8(mag)
+	case uint16:
+		return uint16(mag)
+	case uint32:
+		return uint32(mag)
+	case uint64:
+		return mag
+	}
+	panic("minimize: not an integer")
+}
+
+// floatArg tries 0, the positive value, the integer part (binary-searched
+// toward 0 like an integer), fewer significant digits, then halving and
+// division by 10 as long as the text does not get longer.
+func (m *minimizer) floatArg(i int) bool {
+	_, is32 := m.cur[i].(float32)
+	mk := func(f float64) any {
+		if is32 {
+			return float32(f)
+		}
+		return f
+	}
+	get := func() float64 {
+		if f, ok := m.cur[i].(float32); ok {
+			return float64(f)
+		}
+		return m.cur[i].(float64)
+	}
+	v := get()
+	if math.Float64bits(v) == 0 {
+		return false
+	}
+	if m.try(i, mk(0)) {
+		return true
+	}
+	if math.IsNaN(v) {
+		return false
+	}
+	progress := false
+	if v < 0 && m.try(i, mk(-v)) {
+		v, progress = -v, true
+	}
+	if math.IsInf(v, 0) {
+		return progress
+	}
+	if t := math.Trunc(v); t != v && m.try(i, mk(t)) {
+		v, progress = t, true
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+		sign := math.Copysign(1, v)
+		lo, hi := uint64(0), uint64(math.Abs(v))
+		for hi-lo > 1 && !m.done() {
+			mid := lo + (hi-lo)/2
+			if m.try(i, mk(sign*float64(mid))) {
+				hi, progress = mid, true
+			} else {
+				lo = mid
+			}
+		}
+		v = get()
+	}
+	bits := 64
+	if is32 {
+		bits = 32
+	}
+	for prec := 1; prec < 17 && !m.done(); prec++ {
+		c, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', prec, bits), bits)
+		if err != nil || c == v {
+			break
+		}
+		if m.try(i, mk(c)) {
+			v, progress = c, true
+			break
+		}
+	}
+	short := func(f float64) int { return len(strconv.FormatFloat(f, 'g', -1, bits)) }
+	const maxSteps = 64
+	for steps := 0; steps < maxSteps && !m.done(); steps++ {
+		tenth, ok := minTenth(v, bits)
+		switch {
+		case ok && m.try(i, mk(tenth)):
+		case short(v/2) <= short(v) && m.try(i, mk(v/2)):
+		default:
+			return progress
+		}
+		v, progress = get(), true
+	}
+	return progress
+}
+
+// minTenth divides v by ten in decimal (one less exponent, same digits),
+// which v/10 in binary does not always give.
+func minTenth(v float64, bits int) (float64, bool) {
+	s := strconv.FormatFloat(v, 'e', -1, bits)
+	e := strings.LastIndexByte(s, 'e')
+	exp, err := strconv.Atoi(s[e+1:])
+	if err != nil {
+		return 0, false
+	}
+	c, err := strconv.ParseFloat(s[:e+1]+strconv.Itoa(exp-1), bits)
+	return c, err == nil && c != 0
+}
+
+// minCloneValues copies vals so that no []byte is shared.
+func minCloneValues(vals []any) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		if b, ok := v.([]byte); ok && b != nil {
+			v = append([]byte{}, b...)
+		}
+		out[i] = v
+	}
+	return out
+}

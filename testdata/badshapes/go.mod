@@ -1,0 +1,3 @@
+module example.com/badshapes
+
+go 1.26

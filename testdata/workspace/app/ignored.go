@@ -1,0 +1,5 @@
+//go:build ignore
+
+package app
+
+this file is excluded by its build tag and does not compile
