@@ -1,5 +1,6 @@
 //go:build ignore
 
+// This file is excluded by its build tag; it would not compile if it were built.
 package app
 
-this file is excluded by its build tag and does not compile
+var _ = thisIdentifierIsUndefined
