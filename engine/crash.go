@@ -18,6 +18,8 @@ type failure struct {
 	file    string // first frame inside the user's module
 	line    int
 	output  string
+	// exitSignal: the process was killed by a signal the watchdogs did not send.
+	exitSignal bool
 }
 
 // signature identifies "the same failure": its kind and where in the user's code it
@@ -245,7 +247,8 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		if d.exitCode >= 0 {
 			f.message = fmt.Sprintf("the process exited with status %d", d.exitCode)
 		} else {
-			f.message = "the process was killed"
+			f.message = "the process was killed by a signal"
+			f.exitSignal = true
 		}
 		if d.exitSite != "" {
 			if gs := goroutines(d.exitSite); len(gs) > 0 {

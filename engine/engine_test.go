@@ -152,3 +152,78 @@ func TestBadShape(t *testing.T) {
 		t.Errorf("error = %v, want one naming FuzzMap and its type", err)
 	}
 }
+
+// TestKilledWorker: a worker killed from outside is replaced, no failure is
+// reported for it, the corpus on disk keeps every entry, and a second run starts
+// from the corpus the first one built.
+func TestKilledWorker(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	cache := t.TempDir()
+	rec := &recorder{}
+	e := New(Options{CacheDir: cache, Parallel: 2, KeepFuzzing: true}, rec.observe)
+	defer e.Close()
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target Target
+	for _, tg := range targets {
+		if tg.Name == "FuzzNoBug" {
+			target = tg
+		}
+	}
+	s := e.Start(target)
+	waitFor(t, 60*time.Second, func() bool { return len(s.liveWorkers()) == 2 && s.Stats().Execs > 1000 })
+	before := corpusFiles(t, corpusDir(cache, target))
+	victim := s.liveWorkers()[0]
+	victim.cmd.Process.Kill()
+	waitFor(t, 30*time.Second, func() bool {
+		ws := s.liveWorkers()
+		return len(ws) == 2 && ws[0] != victim && ws[1] != victim
+	})
+	execs := s.Stats().Execs
+	waitFor(t, 30*time.Second, func() bool { return s.Stats().Execs > execs+1000 })
+	if n := len(s.Crashes()); n != 0 {
+		t.Errorf("a killed worker was reported as %d failure(s): %+v", n, s.Crashes()[0])
+	}
+	s.Stop()
+	after := corpusFiles(t, corpusDir(cache, target))
+	for f := range before {
+		if !after[f] {
+			t.Errorf("corpus entry %s lost", f)
+		}
+	}
+	if len(after) == 0 {
+		t.Fatal("no corpus saved")
+	}
+	// A second run starts from that corpus: its coverage is there at once.
+	covered := s.Stats().Covered
+	s2 := e.Start(target)
+	waitFor(t, 60*time.Second, func() bool { return s2.State() == "fuzzing" })
+	if n := s2.Stats().Corpus; n < len(after) {
+		t.Errorf("second run started with %d corpus entries, the first saved %d", n, len(after))
+	}
+	waitFor(t, 10*time.Second, func() bool { return s2.Stats().Covered >= covered })
+	s2.Stop()
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func corpusFiles(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	out := map[string]bool{}
+	for _, e := range ents {
+		out[e.Name()] = true
+	}
+	return out
+}

@@ -120,11 +120,16 @@ func (s *Session) fuzz() outcome {
 				}
 				f, input := s.deathFailure(ev.w)
 				ev.w.release()
-				if input != "" {
+				if input != "" && f.kind == KindExit && f.exitSignal && !s.confirm(f, input) {
+					// Killed from outside (a signal we did not send) and the input passes
+					// on replay: not the input's fault. Replace the worker, lose nothing.
+					fmt.Fprintf(o.Log, "fuzzls: %s: a worker was killed from outside; restarting it\n", s.target.Name)
+					input = ""
+				} else if input != "" {
 					if s.onFailure(f, input) && !o.KeepFuzzing {
 						return outFinished
 					}
-				} else {
+				} else if f.output != "" {
 					fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s\n", s.target.Name, f.output)
 				}
 				start()
@@ -329,6 +334,14 @@ func (s *Session) minimizeCrash(c *Crash, sig string) {
 	cc := *c
 	s.mu.Unlock()
 	s.e.observe(&CrashEvent{Crash: &cc})
+}
+
+// confirm replays a failing input once and reports whether it fails the same way.
+func (s *Session) confirm(f *failure, input string) bool {
+	r := &replayer{s: s}
+	defer r.close()
+	g, ok := r.run(context.Background(), input)
+	return ok && g != nil && g.signature() == f.signature()
 }
 
 // recheckCrashes replays each known crash on a new binary: those that pass now are

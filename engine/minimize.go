@@ -24,6 +24,7 @@ func minimize(ctx context.Context, vals []any, fails func([]any) bool) []any {
 		cur:   minCloneValues(vals),
 		tried: make(map[uint64]struct{}),
 		seed:  maphash.MakeSeed(),
+		lows:  make(map[int]minLow),
 	}
 	m.tried[m.key(m.cur)] = struct{}{}
 	for !m.done() {
@@ -47,7 +48,36 @@ type minimizer struct {
 	cur   []any               // the smallest failing value so far
 	tried map[uint64]struct{} // hashes of every value run (or known failing)
 	seed  maphash.Seed
-	calls int // calls of fails
+	lows  map[int]minLow // per argument: what its last binary search learned
+	calls int            // calls of fails
+}
+
+// minLow records a magnitude known to pass for argument arg while the other
+// arguments hash to others; a later pass resumes its binary search there
+// instead of redoing it from 0.
+type minLow struct {
+	others uint64
+	neg    bool
+	lo     uint64
+}
+
+// low returns where a binary search for argument i may start.
+func (m *minimizer) low(i int, neg bool, hi uint64) uint64 {
+	if l, ok := m.lows[i]; ok && l.others == m.othersKey(i) && l.neg == neg && l.lo < hi {
+		return l.lo
+	}
+	return 0
+}
+
+func (m *minimizer) setLow(i int, neg bool, lo uint64) {
+	m.lows[i] = minLow{others: m.othersKey(i), neg: neg, lo: lo}
+}
+
+func (m *minimizer) othersKey(i int) uint64 {
+	vals := make([]any, len(m.cur))
+	copy(vals, m.cur)
+	vals[i] = nil
+	return m.key(vals)
 }
 
 func (m *minimizer) done() bool { return m.ctx.Err() != nil }
@@ -277,7 +307,7 @@ func (m *minimizer) intArg(i int) bool {
 	if neg && m.try(i, minMakeInt(proto, mag, false)) {
 		neg, progress = false, true
 	}
-	lo, hi := uint64(0), mag // lo passes, hi fails
+	lo, hi := m.low(i, neg, mag), mag // lo passes, hi fails
 	for hi-lo > 1 && !m.done() {
 		mid := lo + (hi-lo)/2
 		if m.try(i, minMakeInt(proto, mid, neg)) {
@@ -286,6 +316,7 @@ func (m *minimizer) intArg(i int) bool {
 			lo = mid
 		}
 	}
+	m.setLow(i, neg, lo)
 	const maxMisses, maxSteps = 4, 64
 	for d, steps := uint64(1), 0; d <= maxMisses && d < hi && steps < maxSteps && !m.done(); d++ {
 		if m.try(i, minMakeInt(proto, hi-d, neg)) {
@@ -400,7 +431,8 @@ func (m *minimizer) floatArg(i int) bool {
 	}
 	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
 		sign := math.Copysign(1, v)
-		lo, hi := uint64(0), uint64(math.Abs(v))
+		hi := uint64(math.Abs(v))
+		lo := m.low(i, sign < 0, hi)
 		for hi-lo > 1 && !m.done() {
 			mid := lo + (hi-lo)/2
 			if m.try(i, mk(sign*float64(mid))) {
@@ -409,11 +441,27 @@ func (m *minimizer) floatArg(i int) bool {
 				lo = mid
 			}
 		}
+		m.setLow(i, sign < 0, lo)
 		v = get()
 	}
 	bits := 64
 	if is32 {
 		bits = 32
+	}
+	if mant, exp, ok := minSplitFloat(v, bits); ok && exp > 18 {
+		// Beyond the integer search's range: binary-search the decimal
+		// exponent, keeping the digits.
+		lo, hi := 18, exp
+		for hi-lo > 1 && !m.done() {
+			mid := lo + (hi-lo)/2
+			c, err := strconv.ParseFloat(mant+strconv.Itoa(mid), bits)
+			if err == nil && m.try(i, mk(c)) {
+				hi, progress = mid, true
+			} else {
+				lo = mid
+			}
+		}
+		v = get()
 	}
 	for prec := 1; prec < 17 && !m.done(); prec++ {
 		c, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', prec, bits), bits)
@@ -443,14 +491,23 @@ func (m *minimizer) floatArg(i int) bool {
 // minTenth divides v by ten in decimal (one less exponent, same digits),
 // which v/10 in binary does not always give.
 func minTenth(v float64, bits int) (float64, bool) {
-	s := strconv.FormatFloat(v, 'e', -1, bits)
-	e := strings.LastIndexByte(s, 'e')
-	exp, err := strconv.Atoi(s[e+1:])
-	if err != nil {
+	mant, exp, ok := minSplitFloat(v, bits)
+	if !ok {
 		return 0, false
 	}
-	c, err := strconv.ParseFloat(s[:e+1]+strconv.Itoa(exp-1), bits)
+	c, err := strconv.ParseFloat(mant+strconv.Itoa(exp-1), bits)
 	return c, err == nil && c != 0
+}
+
+// minSplitFloat splits v's shortest 'e' form into "d.ddde" and the exponent.
+func minSplitFloat(v float64, bits int) (string, int, bool) {
+	s := strconv.FormatFloat(v, 'e', -1, bits)
+	e := strings.LastIndexByte(s, 'e')
+	if e < 0 {
+		return "", 0, false
+	}
+	exp, err := strconv.Atoi(s[e+1:])
+	return s[:e+1], exp, err == nil
 }
 
 // minCloneValues copies vals so that no []byte is shared.

@@ -45,3 +45,12 @@ func FuzzAlloc(f *testing.F) {
 	f.Add("boo")
 	f.Fuzz(func(t *testing.T, s string) { Alloc(s) })
 }
+
+func FuzzNoBug(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) {
+		if trigger(s) && len(s) > 6 && s[5] == '!' {
+			_ = s[:6]
+		}
+	})
+}
