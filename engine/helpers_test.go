@@ -87,18 +87,6 @@ func (r *recorder) observe(e Event) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) crashes() []*Crash {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []*Crash
-	for _, e := range r.events {
-		if c, ok := e.(*CrashEvent); ok {
-			out = append(out, c.Crash)
-		}
-	}
-	return out
-}
-
 // fuzzOnce fuzzes one target of the workspace at dir until its first failure (or
 // budget) and returns the session and the recorder.
 func fuzzOnce(t *testing.T, dir, target string, opts Options) (*Session, *recorder) {

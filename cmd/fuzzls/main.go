@@ -116,12 +116,19 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
 	keep := fs.Bool("keepfuzzing", false, "go on fuzzing after a failure")
 	rss := fs.Int("rsslimit", 2048, "memory limit of a worker in MiB (0: none)")
+	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fuzzls fuzz [flags] [packages]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *chdir != "" {
+		if err := os.Chdir(*chdir); err != nil {
+			fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+			return 2
+		}
 	}
 	var re *regexp.Regexp
 	if *runRE != "" {

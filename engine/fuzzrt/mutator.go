@@ -431,10 +431,20 @@ func (m *Mutator) floatOp(v float64, is32 bool) float64 {
 	case 6:
 		return -v
 	case 7:
+		// Mostly mantissa bits: exponent flips mostly land on extremes,
+		// which the other ops already produce.
 		if is32 {
-			return float64(math.Float32frombits(math.Float32bits(float32(v)) ^ 1<<m.r.Intn(32)))
+			n := 23
+			if m.r.OneIn(4) {
+				n = 32
+			}
+			return float64(math.Float32frombits(math.Float32bits(float32(v)) ^ 1<<m.r.Intn(n)))
 		}
-		return math.Float64frombits(math.Float64bits(v) ^ 1<<m.r.Intn(64))
+		n := 52
+		if m.r.OneIn(4) {
+			n = 64
+		}
+		return math.Float64frombits(math.Float64bits(v) ^ 1<<m.r.Intn(n))
 	default:
 		// A random magnitude over the range where most thresholds live.
 		return m.float01() * math.Pow10(m.r.Intn(13)-3)

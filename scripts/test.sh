@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every test of fuzzls, on a fresh machine: installs what it needs (Go modules, npm
+# packages, and — for the real-VS-Code test — Debian packages, Node 24, code-server),
+# then runs the Go checks and tests and the extension's tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$(go env GOPATH)/bin:$PATH"
+
+echo "== go: modules, vet, gofmt, staticcheck"
+go mod download
+go vet ./...
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then echo "not gofmt-formatted: $unformatted"; exit 1; fi
+if ! command -v staticcheck >/dev/null; then
+  go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+fi
+staticcheck ./...
+
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+
+if [ "${FUZZLS_SKIP_NPM:-}" != 1 ] && [ -f package.json ]; then
+  echo "== npm test (extension unit tests and the end-to-end test in a real VS Code)"
+  npm ci --no-audit --no-fund
+  npm test
+fi
