@@ -227,3 +227,34 @@ func corpusFiles(t *testing.T, dir string) map[string]bool {
 	}
 	return out
 }
+
+// TestMultiArg: a target with six typed arguments; the failure is minimized across
+// all of them and the minimized input makes go test fail.
+func TestMultiArg(t *testing.T) {
+	dir := copyTree(t, "../testdata/multiarg")
+	s, _ := fuzzOnce(t, dir, "FuzzClip", Options{Parallel: 2})
+	cs := s.Crashes()
+	if len(cs) != 1 {
+		t.Fatalf("got %d crashes, want 1", len(cs))
+	}
+	c := cs[0]
+	file := filepath.Join(dir, "rect.go")
+	if c.Kind != KindPanic || c.File != file || c.Line != markerLine(t, file, "// BUG") {
+		t.Errorf("got %s at %s:%d, want a panic at the BUG line", c.Kind, c.File, c.Line)
+	}
+	vals, err := fuzzrt.Unmarshal([]byte(c.Input))
+	if err != nil || len(vals) != 6 {
+		t.Fatalf("input %q: %v", c.Input, err)
+	}
+	// Minimal values: y just below -50, x+w just out of the 100 cells, h and scale small.
+	x, y, w, h, scale := vals[0].(int32), vals[1].(int32), vals[2].(uint16), vals[3].(uint16), vals[4].(float64)
+	if x < 90 || y != -51 || int(x)+int(w) != 100 || h != 1 || scale > 3 {
+		t.Errorf("minimized to x=%d y=%d w=%d h=%d scale=%v, want x+w=100, y=-51, h=1, scale≤3 (input %q)", x, y, w, h, scale, c.Input)
+	}
+	seedDir := filepath.Join(dir, "testdata", "fuzz", "FuzzClip")
+	os.MkdirAll(seedDir, 0o755)
+	os.WriteFile(filepath.Join(seedDir, "crash"), []byte(c.Input), 0o644)
+	if failed, out := goTestFails(t, dir, "FuzzClip"); !failed {
+		t.Errorf("go test passed on the minimized input:\n%s", out)
+	}
+}

@@ -12,9 +12,13 @@ func Clip(x, y int32, w, h uint16, scale float64, wrap bool) (area int, ok bool)
 		y %= 100
 	}
 	cells := make([]int, 100)
-	if x >= 90 && y < -50 && scale > 2 {
-		idx := int(x) + int(w) // BUG: index out of range for wide rectangles
-		cells[idx]++
+	if x >= 90 {
+		if y < -50 {
+			if scale > 2 {
+				idx := int(x) + int(w)
+				cells[idx]++ // BUG: index out of range for wide rectangles
+			}
+		}
 	}
 	return int(float64(w) * float64(h) * scale), true
 }

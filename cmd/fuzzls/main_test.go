@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// buildFuzzls builds the real binary once per test run.
+func buildFuzzls(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fuzzls")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	out, err := exec.Command("cp", "-r", src+"/.", dst).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return dst
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// TestJSON runs `fuzzls fuzz -json` on the calculator and checks every required
+// event and field, and exit status 1 for a failure.
+func TestJSON(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/calc")
+	cmd := exec.Command(bin, "fuzz", "-json", "-minimizetime", "10s", "-cachedir", t.TempDir(), "./...")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
+	}
+	seen := map[string]map[string]any{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not JSON: %q", sc.Text())
+		}
+		name, _ := ev["event"].(string)
+		if name == "crash" && ev["minimized"] != true {
+			continue
+		}
+		seen[name] = ev
+	}
+	required := map[string][]string{
+		"build": {"package", "targets", "seconds"},
+		"crash": {"target", "package", "kind", "message", "file", "line", "frames", "input", "minimized", "path"},
+		"done":  {"target", "execs", "crashes"},
+	}
+	for name, fields := range required {
+		ev, ok := seen[name]
+		if !ok {
+			t.Errorf("no %q event in:\n%s", name, out)
+			continue
+		}
+		for _, f := range fields {
+			if _, ok := ev[f]; !ok {
+				t.Errorf("%s event has no %q: %v", name, f, ev)
+			}
+		}
+	}
+	if c := seen["crash"]; c != nil {
+		if c["kind"] != "panic" || c["file"] != filepath.Join(dir, "calc.go") || !strings.HasPrefix(c["input"].(string), "go test fuzz v1\n") {
+			t.Errorf("crash event: %v", c)
+		}
+		if _, err := os.Stat(c["path"].(string)); err != nil {
+			t.Errorf("crash input not saved: %v", err)
+		}
+	}
+}
+
+// TestStatsAndTimeLimit: -fuzztime Nx ends the run with status 0 and stats events.
+func TestStatsAndTimeLimit(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/crashers")
+	cmd := exec.Command(bin, "fuzz", "-json", "-run", "^FuzzNoBug$", "-fuzztime", "20000x", "-cachedir", t.TempDir(), ".")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 0 {
+		t.Fatalf("exit status %d, want 0\n%s", code, out)
+	}
+	if !bytes.Contains(out, []byte(`"event":"stats"`)) || !bytes.Contains(out, []byte(`"execsPerSec"`)) {
+		t.Errorf("no stats event:\n%s", out)
+	}
+}
+
+// TestBuildError: a package that does not compile gives status 2 and the compiler's
+// message with the user's file name.
+func TestBuildError(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/calc")
+	src, _ := os.ReadFile(filepath.Join(dir, "calc.go"))
+	os.WriteFile(filepath.Join(dir, "calc.go"), bytes.Replace(src, []byte("return v, nil\n}"), []byte("return v, undefinedThing\n}"), 1), 0o644)
+	cmd := exec.Command(bin, "fuzz", "-cachedir", t.TempDir(), ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 2 {
+		t.Fatalf("exit status %d, want 2\n%s", code, out)
+	}
+	if !bytes.Contains(out, []byte(filepath.Join(dir, "calc.go")+":")) || !bytes.Contains(out, []byte("undefinedThing")) {
+		t.Errorf("the message does not name the user's file and the error:\n%s", out)
+	}
+	if bytes.Contains(out, []byte("/build/")) {
+		t.Errorf("the message names a cache file:\n%s", out)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	bin := buildFuzzls(t)
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.Contains(string(out), "fuzzls") || !strings.Contains(string(out), runtime.Version()) {
+		t.Errorf("version: %q %v", out, err)
+	}
+	if code := exitCode(exec.Command(bin, "fuzz", "-nosuchflag").Run()); code != 2 {
+		t.Errorf("bad flag: status %d, want 2", code)
+	}
+	if code := exitCode(exec.Command(bin, "frobnicate").Run()); code != 2 {
+		t.Errorf("unknown command: status %d, want 2", code)
+	}
+}
