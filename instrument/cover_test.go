@@ -534,7 +534,7 @@ func g() {
 }
 
 // rewriteOK rewrites src and checks the invariants that hold for any input.
-func rewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlock) {
+func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlock) {
 	t.Helper()
 	out, blocks, err := RewriteFile("x.go", []byte(src), idx)
 	if err != nil {
@@ -551,8 +551,8 @@ func rewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlock) {
 	if got, want := bytes.Count(out, []byte("\n")), strings.Count(src, "\n")+3; got != want {
 		t.Errorf("%s: output has %d newlines, want %d", desc, got, want)
 	}
-	checkTokenLines(t, desc, []byte(src), out, idx)
-	checkStmtLines(t, desc, []byte(src), out)
+	checkCoverTokenLines(t, desc, []byte(src), out, idx)
+	checkCoverStmtLines(t, desc, []byte(src), out)
 
 	// Each counter index appears exactly once, in order of appearance
 	// not required, and matches the blocks.
@@ -581,7 +581,7 @@ func rewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlock) {
 	return out, blocks
 }
 
-type lineTok struct {
+type coverTok struct {
 	tok  token.Token
 	lit  string
 	line int
@@ -591,18 +591,18 @@ type lineTok struct {
 // braces and semicolons (the rewriter may add braces around an else-if and
 // automatic semicolons move with them) and, if idx >= 0, the inserted
 // counter and hook statements.
-func scanLines(src []byte, idx int) []lineTok {
+func coverScanLines(src []byte, idx int) []coverTok {
 	fset := token.NewFileSet()
 	f := fset.AddFile("x.go", -1, len(src))
 	var s scanner.Scanner
 	s.Init(f, src, nil, scanner.ScanComments)
-	var toks []lineTok
+	var toks []coverTok
 	for {
 		pos, tok, lit := s.Scan()
 		if tok == token.EOF {
 			break
 		}
-		toks = append(toks, lineTok{tok, lit, fset.PositionFor(pos, false).Line})
+		toks = append(toks, coverTok{tok, lit, fset.PositionFor(pos, false).Line})
 	}
 	match := func(i int, pat ...any) bool {
 		for k, p := range pat {
@@ -622,7 +622,7 @@ func scanLines(src []byte, idx int) []lineTok {
 		}
 		return true
 	}
-	var out []lineTok
+	var out []coverTok
 	for i := 0; i < len(toks); i++ {
 		if idx >= 0 {
 			if match(i, CounterVar(idx), token.LBRACK, token.INT, token.RBRACK, token.INC) {
@@ -646,10 +646,10 @@ func scanLines(src []byte, idx int) []lineTok {
 // checkTokenLines checks that every original token is still there, in
 // order, on its original line, and that nothing but instrumentation was
 // added before the trailing declarations.
-func checkTokenLines(t *testing.T, desc string, orig, out []byte, idx int) {
+func checkCoverTokenLines(t *testing.T, desc string, orig, out []byte, idx int) {
 	t.Helper()
-	a := scanLines(orig, -1)
-	b := scanLines(out, idx)
+	a := coverScanLines(orig, -1)
+	b := coverScanLines(out, idx)
 	if len(b) < len(a) {
 		t.Fatalf("%s: %d tokens in output, %d in input", desc, len(b), len(a))
 	}
@@ -664,20 +664,20 @@ func checkTokenLines(t *testing.T, desc string, orig, out []byte, idx int) {
 	}
 }
 
-type stmtLine struct {
+type coverStmtLine struct {
 	kind string
 	line int
 }
 
 // stmtLines lists the statements of a file with their physical lines,
 // leaving out blocks and the inserted statements.
-func stmtLines(t *testing.T, src []byte) []stmtLine {
+func coverStmtLines(t *testing.T, src []byte) []coverStmtLine {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "x.go", src, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list []stmtLine
+	var list []coverStmtLine
 	ast.Inspect(f, func(n ast.Node) bool {
 		s, ok := n.(ast.Stmt)
 		if !ok {
@@ -699,15 +699,15 @@ func stmtLines(t *testing.T, src []byte) []stmtLine {
 				}
 			}
 		}
-		list = append(list, stmtLine{fmt.Sprintf("%T", s), fset.PositionFor(s.Pos(), false).Line})
+		list = append(list, coverStmtLine{fmt.Sprintf("%T", s), fset.PositionFor(s.Pos(), false).Line})
 		return true
 	})
 	return list
 }
 
-func checkStmtLines(t *testing.T, desc string, orig, out []byte) {
+func checkCoverStmtLines(t *testing.T, desc string, orig, out []byte) {
 	t.Helper()
-	a, b := stmtLines(t, orig), stmtLines(t, out)
+	a, b := coverStmtLines(t, orig), coverStmtLines(t, out)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("%s: statement lines differ:\noriginal:  %v\nrewritten: %v", desc, a, b)
 	}
@@ -715,7 +715,7 @@ func checkStmtLines(t *testing.T, desc string, orig, out []byte) {
 
 func TestRewriteCases(t *testing.T) {
 	for i, c := range coverCases {
-		out, blocks := rewriteOK(t, c.desc, c.src, i)
+		out, blocks := coverRewriteOK(t, c.desc, c.src, i)
 		if c.blocks >= 0 && len(blocks) != c.blocks {
 			t.Errorf("%s: %d blocks, want %d\n%s", c.desc, len(blocks), c.blocks, out)
 		}
@@ -728,9 +728,9 @@ func TestRewriteCases(t *testing.T) {
 // TestRewriteCompiles builds every rewritten case with the Go toolchain, and
 // vets those whose original is vet-clean.
 func TestRewriteCompiles(t *testing.T) {
-	goTool := goOrSkip(t)
+	goTool := coverGoTool(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26\n")
+	coverWriteFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26\n")
 	var vet []string
 	for i, c := range coverCases {
 		out, _, err := RewriteFile("x.go", []byte(c.src), i)
@@ -738,26 +738,26 @@ func TestRewriteCompiles(t *testing.T) {
 			t.Fatalf("%s: %v", c.desc, err)
 		}
 		pkg := fmt.Sprintf("p%d", i)
-		writeFile(t, filepath.Join(dir, pkg, "x.go"), string(out))
+		coverWriteFile(t, filepath.Join(dir, pkg, "x.go"), string(out))
 		// A second instrumented file in the same package must not clash.
 		second := fmt.Sprintf("package %s\n\nfunc second%d() {}\n", "p", i)
 		out2, _, err := RewriteFile("y.go", []byte(second), i+1000)
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(dir, pkg, "y.go"), string(out2))
+		coverWriteFile(t, filepath.Join(dir, pkg, "y.go"), string(out2))
 		if c.asm {
-			writeFile(t, filepath.Join(dir, pkg, "stub.s"), "")
+			coverWriteFile(t, filepath.Join(dir, pkg, "stub.s"), "")
 		}
 		if !c.unreachable {
 			vet = append(vet, "./"+pkg)
 		}
 	}
-	run(t, dir, goTool, "build", "./...")
-	run(t, dir, goTool, append([]string{"vet"}, vet...)...)
+	coverRun(t, dir, goTool, "build", "./...")
+	coverRun(t, dir, goTool, append([]string{"vet"}, vet...)...)
 }
 
-func goOrSkip(t *testing.T) string {
+func coverGoTool(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds with the go command")
@@ -769,7 +769,7 @@ func goOrSkip(t *testing.T) string {
 	return goTool
 }
 
-func writeFile(t *testing.T, name, data string) {
+func coverWriteFile(t *testing.T, name, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		t.Fatal(err)
@@ -779,15 +779,15 @@ func writeFile(t *testing.T, name, data string) {
 	}
 }
 
-func goEnv(dir string) []string {
+func coverGoEnv(dir string) []string {
 	return append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GO111MODULE=on", "GOTOOLCHAIN=local", "GOPROXY=off", "CGO_ENABLED=0")
 }
 
-func run(t *testing.T, dir, name string, args ...string) []byte {
+func coverRun(t *testing.T, dir, name string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = goEnv(dir)
+	cmd.Env = coverGoEnv(dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -903,7 +903,7 @@ func main() {
 }
 `
 
-func markerLine(t *testing.T, src, marker string) int {
+func coverMarkerLine(t *testing.T, src, marker string) int {
 	t.Helper()
 	for i, l := range strings.Split(src, "\n") {
 		if strings.Contains(l, marker) {
@@ -915,17 +915,17 @@ func markerLine(t *testing.T, src, marker string) int {
 }
 
 func TestRunInstrumented(t *testing.T) {
-	goTool := goOrSkip(t)
-	out, blocks := rewriteOK(t, "program", progSrc, 0)
+	goTool := coverGoTool(t)
+	out, blocks := coverRewriteOK(t, "program", progSrc, 0)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/prog\n\ngo 1.26\n")
-	writeFile(t, filepath.Join(dir, "prog.go"), string(out))
-	writeFile(t, filepath.Join(dir, "main.go"), progMain)
+	coverWriteFile(t, filepath.Join(dir, "go.mod"), "module example.com/prog\n\ngo 1.26\n")
+	coverWriteFile(t, filepath.Join(dir, "prog.go"), string(out))
+	coverWriteFile(t, filepath.Join(dir, "main.go"), progMain)
 	bin := filepath.Join(dir, "prog")
-	run(t, dir, goTool, "build", "-o", bin, ".")
+	coverRun(t, dir, goTool, "build", "-o", bin, ".")
 
 	// Counters.
-	res := run(t, dir, bin, "run")
+	res := coverRun(t, dir, bin, "run")
 	lines := strings.Split(strings.TrimSpace(string(res)), "\n")
 	if lines[0] != "even 8 5" {
 		t.Fatalf("program printed %q", lines[0])
@@ -953,7 +953,7 @@ func TestRunInstrumented(t *testing.T) {
 		line, col := i+1, len(l)-len(text)+1
 		found := -1
 		for k, b := range blocks {
-			if before(b.StartLine, b.StartCol, line, col) && before(line, col, b.EndLine, b.EndCol) && (line != b.EndLine || col != b.EndCol) {
+			if coverBefore(b.StartLine, b.StartCol, line, col) && coverBefore(line, col, b.EndLine, b.EndCol) && (line != b.EndLine || col != b.EndCol) {
 				if found >= 0 {
 					t.Errorf("line %d is in blocks %d and %d", line, found, k)
 				}
@@ -989,7 +989,7 @@ func TestRunInstrumented(t *testing.T) {
 	if err == nil {
 		t.Fatalf("panic run succeeded:\n%s", res)
 	}
-	panicLine := markerLine(t, progSrc, "// PANIC")
+	panicLine := coverMarkerLine(t, progSrc, "// PANIC")
 	m := regexp.MustCompile(`main\.doPanic\([^\n]*\n\s*(\S+):(\d+)`).FindSubmatch(res)
 	if m == nil || filepath.Base(string(m[1])) != "prog.go" || string(m[2]) != strconv.Itoa(panicLine) {
 		t.Errorf("panic not reported at prog.go:%d:\n%s", panicLine, res)
@@ -1001,12 +1001,12 @@ func TestRunInstrumented(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
 		t.Errorf("exit run: %v\n%s", err, res)
 	}
-	if want := fmt.Sprintf("bye\nHOOK prog.go:%d\n", markerLine(t, progSrc, "// EXIT")); string(res) != want {
+	if want := fmt.Sprintf("bye\nHOOK prog.go:%d\n", coverMarkerLine(t, progSrc, "// EXIT")); string(res) != want {
 		t.Errorf("exit run printed %q, want %q", res, want)
 	}
 }
 
-func before(l1, c1, l2, c2 int) bool { return l1 < l2 || l1 == l2 && c1 <= c2 }
+func coverBefore(l1, c1, l2, c2 int) bool { return l1 < l2 || l1 == l2 && c1 <= c2 }
 
 func TestBlockRanges(t *testing.T) {
 	src := `package p
@@ -1032,7 +1032,7 @@ func h(x int) {
 	}
 }
 `
-	out, blocks := rewriteOK(t, "ranges", src, 3)
+	out, blocks := coverRewriteOK(t, "ranges", src, 3)
 	want := []CoverBlock{
 		{3, 20, 5, 11},   // f: entry to "if x > 0 "
 		{8, 2, 8, 11},    // "switch x "
@@ -1111,7 +1111,7 @@ func TestExitHookDetection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		src := fmt.Sprintf("package p\n\nimport %s\n\n%s\n\nfunc f() {\n\t%s\n}\n", tc.imports, tc.decls, tc.stmt)
-		out, _ := rewriteOK(t, tc.desc, src, 0)
+		out, _ := coverRewriteOK(t, tc.desc, src, 0)
 		if got := bytes.Contains(out, []byte(ExitHookVar(0)+"();")); got != tc.hook {
 			t.Errorf("%s: hook=%v, want %v\n%s", tc.desc, got, tc.hook, out)
 		}
@@ -1149,7 +1149,7 @@ L:
 	x++
 }
 `
-	out, _ := rewriteOK(t, "dead", src, 0)
+	out, _ := coverRewriteOK(t, "dead", src, 0)
 	for i, l := range strings.Split(string(out), "\n") {
 		if strings.TrimSpace(l) != "x++" && strings.HasSuffix(l, "x++") {
 			t.Errorf("line %d: counter in dead code: %q", i+1, l)
@@ -1176,7 +1176,7 @@ func TestParseError(t *testing.T) {
 
 func TestNoTrailingNewline(t *testing.T) {
 	src := "package p\n\nfunc f() {}\n// last comment, no newline"
-	out, _ := rewriteOK(t, "no trailing newline", src, 2)
+	out, _ := coverRewriteOK(t, "no trailing newline", src, 2)
 	if !bytes.Contains(out, []byte("no newline\nvar FuzzlsCounters_2 [1]uint8\n")) {
 		t.Errorf("output:\n%s", out)
 	}
