@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -206,7 +207,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := daemon.Serve(context.Background(), stdin, stdout, daemon.Options{Log: stderr}); err != nil {
+	err := daemon.Serve(context.Background(), stdin, stdout, daemon.Options{Log: stderr, Version: version()})
+	if errors.Is(err, daemon.ErrNoShutdown) {
+		return 1 // the client went away without shutdown: LSP says exit code 1
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "fuzzls serve: %v\n", err)
 		return 1
 	}

@@ -1,0 +1,212 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+// CodeAction offers, on a crash diagnostic, "Add input to seed corpus" and
+// "Add as f.Add(…) to FuzzXxx", and on any line of a running target "Seed
+// corpus from the current corpus". All are WorkspaceEdits the client applies
+// (so undo works); a client that cannot create files gets commands instead.
+func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
+	path, err := filePath(params.TextDocument.URI)
+	if err != nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	createFiles := s.caps.createFiles
+	s.mu.Unlock()
+
+	// The crashes: those whose diagnostic the client passed, and those on the lines of the range.
+	seen := map[string]bool{}
+	var crashes []*engine.Crash
+	diagOf := map[string]protocol.Diagnostic{}
+	for _, d := range params.Context.Diagnostics {
+		var data fproto.CrashData
+		if src, _ := d.Source.Get(); src == diagnosticSource && len(d.Data) > 0 && json.Unmarshal(d.Data, &data) == nil && data.Crash != "" {
+			diagOf[data.Crash] = d
+			if c := s.crash(data.Crash); c != nil && !seen[c.ID] {
+				seen[c.ID] = true
+				crashes = append(crashes, c)
+			}
+		}
+	}
+	for line := params.Range.Start.Line; line <= params.Range.End.Line && line < params.Range.Start.Line+1000; line++ {
+		for _, c := range s.crashesAt(path, line) {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				crashes = append(crashes, c)
+			}
+		}
+	}
+
+	quickfix := protocol.CodeActionKindQuickFix
+	var actions []protocol.CommandOrCodeAction
+	for _, c := range crashes {
+		var diags []protocol.Diagnostic
+		if d, ok := diagOf[c.ID]; ok {
+			diags = []protocol.Diagnostic{d}
+		}
+		arg, _ := json.Marshal(fproto.CrashArgs{Crash: c.ID})
+		add := &protocol.CodeAction{Title: "Add input to seed corpus", Kind: &quickfix, Diagnostics: diags}
+		if createFiles {
+			edit, err := s.corpusEdit(c.Target, []string{c.Input})
+			if err != nil {
+				continue
+			}
+			add.Edit = edit
+		} else {
+			add.Command = protocol.Command{Title: add.Title, Command: fproto.CommandAddToCorpus, Arguments: []protocol.LSPAny{arg}}
+		}
+		actions = append(actions, add)
+
+		if edit, err := s.addSeedEdit(c); err == nil {
+			actions = append(actions, &protocol.CodeAction{
+				Title:       fmt.Sprintf("Add as %s.Add(…) to %s", s.fParam(c.Target), c.Target.Name),
+				Kind:        &quickfix,
+				Diagnostics: diags,
+				Edit:        edit,
+			})
+		}
+	}
+
+	source := protocol.CodeActionKindSource
+	for _, fn := range s.fuzzFuncs(path) {
+		line := int(params.Range.Start.Line) + 1
+		if line < fn.line || line > fn.endLine {
+			continue
+		}
+		sess := s.sessionFor(filepath.Dir(path), fn.name)
+		if sess == nil {
+			continue
+		}
+		title := "Seed corpus from the current corpus"
+		if createFiles {
+			seeds := sess.fs.SeedCandidates()
+			if len(seeds) == 0 {
+				continue
+			}
+			edit, err := s.corpusEdit(sess.target, seeds)
+			if err != nil {
+				continue
+			}
+			actions = append(actions, &protocol.CodeAction{Title: fmt.Sprintf("%s (%d inputs)", title, len(seeds)), Kind: &source, Edit: edit})
+		} else {
+			arg, _ := json.Marshal(fproto.TargetArgs{URI: string(params.TextDocument.URI), Target: fn.name})
+			actions = append(actions, &protocol.CodeAction{Title: title, Kind: &source,
+				Command: protocol.Command{Title: title, Command: fproto.CommandSeedCorpus, Arguments: []protocol.LSPAny{arg}}})
+		}
+	}
+	return actions, nil
+}
+
+// corpusFile is an input as a seed corpus file: `go test fuzz v1` header and
+// final newline ensured.
+func corpusFile(input string) []byte {
+	if !strings.HasPrefix(input, "go test fuzz v1\n") {
+		input = "go test fuzz v1\n" + strings.TrimLeft(input, "\n")
+	}
+	if !strings.HasSuffix(input, "\n") {
+		input += "\n"
+	}
+	return []byte(input)
+}
+
+// corpusName is `go test`'s name for a corpus file: the first 16 hex digits
+// of the SHA-256 of its contents.
+func corpusName(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// corpusPath is where data goes in t's seed corpus.
+func corpusPath(t engine.Target, data []byte) string {
+	dir := t.Dir
+	if dir == "" {
+		dir = filepath.Dir(t.File)
+	}
+	return filepath.Join(dir, "testdata", "fuzz", t.Name, corpusName(data))
+}
+
+// corpusEdit creates a seed corpus file for each input (those already there
+// are left alone).
+func (s *server) corpusEdit(t engine.Target, inputs []string) (*protocol.WorkspaceEdit, error) {
+	yes := true
+	edit := &protocol.WorkspaceEdit{}
+	for _, in := range inputs {
+		data := corpusFile(in)
+		p := corpusPath(t, data)
+		if !s.inWorkspace(p) {
+			return nil, errOutsideWorkspace(p)
+		}
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		u := fileURI(p)
+		edit.DocumentChanges = append(edit.DocumentChanges,
+			&protocol.CreateFile{Kind: "create", URI: u, Options: &protocol.CreateFileOptions{IgnoreIfExists: &yes}},
+			&protocol.TextDocumentEdit{
+				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}},
+				Edits:        []protocol.TextDocumentEditElement{&protocol.TextEdit{NewText: string(data)}},
+			})
+	}
+	if len(edit.DocumentChanges) == 0 {
+		return nil, fmt.Errorf("already in the seed corpus")
+	}
+	return edit, nil
+}
+
+// addSeedEdit inserts `f.Add(<input>)` before the f.Fuzz call of the crash's
+// target. The input's lines are already Go expressions of the right types
+// (`string("1+")`, `int(5)`, `[]byte("x")`).
+func (s *server) addSeedEdit(c *engine.Crash) (*protocol.WorkspaceEdit, error) {
+	file := c.Target.File
+	if !s.inWorkspace(file) {
+		return nil, errOutsideWorkspace(file)
+	}
+	m, _, err := s.fileText(file)
+	if err != nil {
+		return nil, err
+	}
+	for _, fn := range parseFuzzFuncs(file, m.text) {
+		if fn.name != c.Target.Name {
+			continue
+		}
+		if fn.fuzzStmt < 0 {
+			return nil, fmt.Errorf("%s has no %s.Fuzz call", fn.name, fn.param)
+		}
+		args := inputArgs(c.Input)
+		if len(args) == 0 {
+			return nil, fmt.Errorf("empty input")
+		}
+		pos := m.position(fn.fuzzStmt)
+		text := fmt.Sprintf("%s%s.Add(%s)\n", fn.indent, fn.param, strings.Join(args, ", "))
+		return &protocol.WorkspaceEdit{Changes: map[uri.URI][]protocol.TextEdit{
+			fileURI(file): {{Range: protocol.Range{Start: pos, End: pos}, NewText: text}},
+		}}, nil
+	}
+	return nil, fmt.Errorf("no func %s in %s", c.Target.Name, file)
+}
+
+// fParam is the name of the target's *testing.F parameter, "f" if unknown.
+func (s *server) fParam(t engine.Target) string {
+	for _, fn := range s.fuzzFuncs(t.File) {
+		if fn.name == t.Name && fn.param != "" {
+			return fn.param
+		}
+	}
+	return "f"
+}

@@ -1,0 +1,248 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+
+	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+// diagnosticSource is the source of every diagnostic the daemon publishes.
+const diagnosticSource = "fuzzls"
+
+// publishDiagnostics recomputes the diagnostics of every file from the known
+// crashes and build errors and sends those that changed (an empty list clears a
+// file). Calls are serialized so the client sees them in order.
+func (s *server) publishDiagnostics() {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+
+	want := map[string][]protocol.Diagnostic{}
+	s.mu.Lock()
+	crashes := make([]*engine.Crash, 0, len(s.crashes))
+	for _, c := range s.crashes {
+		crashes = append(crashes, c)
+	}
+	builds := make([]*engine.BuildError, 0, len(s.buildErrs))
+	for _, be := range s.buildErrs {
+		builds = append(builds, be)
+	}
+	s.mu.Unlock()
+	sort.Slice(crashes, func(i, j int) bool { return crashes[i].ID < crashes[j].ID })
+
+	for _, c := range crashes {
+		path, d, ok := s.crashDiagnostic(c)
+		if ok {
+			want[path] = append(want[path], d)
+		}
+	}
+	for _, be := range builds {
+		for _, bd := range be.Diagnostics {
+			m, _, err := s.fileText(bd.File)
+			if err != nil {
+				continue
+			}
+			r := m.lineRange(bd.Line)
+			r.Start = m.enginePosition(bd.Line, bd.Col)
+			want[bd.File] = append(want[bd.File], protocol.Diagnostic{
+				Range:    r,
+				Severity: protocol.DiagnosticSeverityError,
+				Code:     protocol.String("build"),
+				Source:   protocol.NewOptional(diagnosticSource),
+				Message:  protocol.String(bd.Message),
+			})
+		}
+	}
+
+	s.mu.Lock()
+	var send []string
+	for path, ds := range want {
+		if !reflect.DeepEqual(s.published[path], ds) {
+			send = append(send, path)
+		}
+	}
+	for path := range s.published {
+		if _, ok := want[path]; !ok {
+			send = append(send, path)
+		}
+	}
+	for _, path := range send {
+		if ds, ok := want[path]; ok {
+			s.published[path] = ds
+		} else {
+			delete(s.published, path)
+		}
+	}
+	s.mu.Unlock()
+
+	sort.Strings(send)
+	for _, path := range send {
+		ds := want[path]
+		if ds == nil {
+			ds = []protocol.Diagnostic{}
+		}
+		err := s.client.PublishDiagnostics(s.ctx, &protocol.PublishDiagnosticsParams{URI: fileURI(path), Diagnostics: ds})
+		if err != nil && s.ctx.Err() == nil {
+			s.logf(protocol.MessageTypeWarning, "publishDiagnostics: %v", err)
+		}
+	}
+}
+
+// crashLocation is where a crash's diagnostic goes: the first frame of its
+// stack inside the workspace (else the engine's choice, else the target), and
+// the other in-workspace frames.
+func (s *server) crashLocation(c *engine.Crash) (file string, line int, others []engine.Frame) {
+	for _, f := range c.Frames {
+		if f.File == "" || f.Line <= 0 || !s.inWorkspace(f.File) {
+			continue
+		}
+		if file == "" {
+			file, line = f.File, f.Line
+		} else {
+			others = append(others, f)
+		}
+	}
+	if file == "" {
+		file, line = c.File, c.Line
+	}
+	if file == "" {
+		file, line = c.Target.File, c.Target.Line
+	}
+	return file, line, others
+}
+
+// crashDiagnostic builds the diagnostic of c.
+func (s *server) crashDiagnostic(c *engine.Crash) (string, protocol.Diagnostic, bool) {
+	file, line, others := s.crashLocation(c)
+	if file == "" {
+		return "", protocol.Diagnostic{}, false
+	}
+	m, _, err := s.fileText(file)
+	if err != nil {
+		return "", protocol.Diagnostic{}, false
+	}
+	var related []protocol.DiagnosticRelatedInformation
+	for _, f := range others {
+		if fm, _, err := s.fileText(f.File); err == nil {
+			related = append(related, protocol.DiagnosticRelatedInformation{
+				Location: protocol.Location{URI: fileURI(f.File), Range: fm.lineRange(f.Line)},
+				Message:  "called from " + shortFunc(f.Function),
+			})
+		}
+	}
+	if tm, _, err := s.fileText(c.Target.File); err == nil && c.Target.Line > 0 {
+		related = append(related, protocol.DiagnosticRelatedInformation{
+			Location: protocol.Location{URI: fileURI(c.Target.File), Range: tm.lineRange(c.Target.Line)},
+			Message:  "fuzz target " + c.Target.Name,
+		})
+	}
+	data, _ := json.Marshal(fproto.CrashData{
+		Crash:     c.ID,
+		Target:    fproto.TargetID{Package: c.Target.Package, Name: c.Target.Name},
+		Kind:      c.Kind,
+		Input:     c.Input,
+		Minimized: c.Minimized,
+	})
+	return file, protocol.Diagnostic{
+		Range:              m.lineRange(line),
+		Severity:           protocol.DiagnosticSeverityError,
+		Code:               protocol.String(c.Kind),
+		Source:             protocol.NewOptional(diagnosticSource),
+		Message:            protocol.String(crashMessage(c)),
+		RelatedInformation: related,
+		Data:               data,
+	}, true
+}
+
+// crashMessage is the failure's message, then the target called with the
+// input in short form, and whether minimization is still running:
+//
+//	runtime error: integer divide by zero
+//	FuzzEval("0/0") · minimizing…
+func crashMessage(c *engine.Crash) string {
+	msg := strings.TrimSpace(c.Message)
+	if msg == "" {
+		msg = c.Kind
+	}
+	if lines := strings.SplitN(msg, "\n", 4); len(lines) > 3 {
+		msg = strings.Join(lines[:3], "\n") + "\n…"
+	}
+	call := fmt.Sprintf("%s(%s)", c.Target.Name, shortInput(c.Input, 80))
+	if c.Minimized {
+		return msg + "\n" + call
+	}
+	return msg + "\n" + call + " · minimizing…"
+}
+
+// inputArgs returns the Go expressions of an input in the `go test fuzz v1`
+// format, one per argument of the fuzz function.
+func inputArgs(input string) []string {
+	var args []string
+	for i, line := range strings.Split(strings.ReplaceAll(input, "\r\n", "\n"), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || (i == 0 && strings.HasPrefix(line, "go test fuzz v")) {
+			continue
+		}
+		args = append(args, line)
+	}
+	return args
+}
+
+// shortInput shows the arguments with string(…) conversions dropped, cut to
+// max runes.
+func shortInput(input string, max int) string {
+	args := inputArgs(input)
+	for i, a := range args {
+		if inner, ok := strings.CutPrefix(a, "string("); ok && strings.HasSuffix(inner, ")") && strings.HasPrefix(inner, `"`) {
+			args[i] = strings.TrimSuffix(inner, ")")
+		}
+	}
+	s := strings.Join(args, ", ")
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// shortFunc drops the import path from a function name:
+// "example.com/calc.(*parser).term" → "calc.(*parser).term".
+func shortFunc(fn string) string {
+	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
+		return fn[i+1:]
+	}
+	return fn
+}
+
+// crashesAt returns the known crashes whose diagnostic is on line (0-based)
+// of path.
+func (s *server) crashesAt(path string, line uint32) []*engine.Crash {
+	s.mu.Lock()
+	all := make([]*engine.Crash, 0, len(s.crashes))
+	for _, c := range s.crashes {
+		all = append(all, c)
+	}
+	s.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	var out []*engine.Crash
+	for _, c := range all {
+		if f, l, _ := s.crashLocation(c); f == path && uint32(l-1) == line {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// crash returns the known crash id.
+func (s *server) crash(id string) *engine.Crash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.crashes[id]
+}

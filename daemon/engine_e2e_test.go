@@ -1,0 +1,273 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+// requireEngine skips the test while the engine is still the draft whose
+// functions panic with "draft"; the tests run as soon as the engine lands.
+func requireEngine(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("fuzzes for real")
+	}
+	draft := func() (draft bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				draft = strings.Contains(fmt.Sprint(r), "draft")
+				if !draft {
+					panic(r)
+				}
+			}
+		}()
+		_, _ = engine.Discover(context.Background(), "../testdata/calc", ".")
+		return false
+	}()
+	if draft {
+		t.Skip("the engine is still a draft")
+	}
+}
+
+// The issue's end-to-end scenario on the real binary and the real engine:
+// start FuzzEval, get coverage for calc.go, get the crash diagnostic on the
+// division, apply "Add input to seed corpus" and see `go test` fail on it, fix
+// the bug, save, see the diagnostic go and coverage resume; then exit and
+// leave no worker processes.
+func TestEngineEndToEnd(t *testing.T) {
+	requireEngine(t)
+	dir := copyDir(t, "../testdata/calc")
+	calcGo := filepath.Join(dir, "calc.go")
+	testGo := filepath.Join(dir, "calc_test.go")
+	divLine := lineOf(t, calcGo, "v /= w")
+
+	p := startProcess(t)
+	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	c := p.client
+	p.open(testGo)
+	p.open(calcGo)
+	calcURI := string(uri.File(calcGo))
+
+	start := time.Now()
+	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"}); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c.await(t, "coverage for calc.go", 2*time.Minute, func() bool {
+		return slices.ContainsFunc(c.coverage, func(cp fproto.CoverageParams) bool {
+			return slices.ContainsFunc(cp.Files, func(f fproto.FileCoverage) bool { return f.URI == calcURI && len(f.Covered) > 0 })
+		})
+	})
+	t.Logf("first coverage after %v", time.Since(start))
+
+	// Workers run now; remember them.
+	workers := descendants(p.cmd.Process.Pid)
+	t.Logf("server %d has descendants %v", p.cmd.Process.Pid, workers)
+
+	c.await(t, "crash diagnostic on the division", 3*time.Minute, func() bool {
+		return slices.ContainsFunc(c.diags[calcURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(divLine-1) })
+	})
+	t.Logf("crash diagnostic after %v", time.Since(start))
+	c.mu.Lock()
+	var diag protocol.Diagnostic
+	for _, d := range c.diags[calcURI] {
+		if d.Range.Start.Line == uint32(divLine-1) {
+			diag = d
+		}
+	}
+	c.mu.Unlock()
+	if src, _ := diag.Source.Get(); src != "fuzzls" || diag.Severity != protocol.DiagnosticSeverityError || diag.Code != protocol.String(engine.KindPanic) {
+		t.Errorf("crash diagnostic = %+v", diag)
+	}
+
+	actions, err := p.server.CodeAction(p.ctx, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Range: diag.Range,
+		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{diag}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var add *protocol.CodeAction
+	for _, a := range actions {
+		if ca, ok := a.(*protocol.CodeAction); ok && ca.Title == "Add input to seed corpus" {
+			add = ca
+		}
+	}
+	if add == nil || add.Edit == nil {
+		t.Fatalf("no \"Add input to seed corpus\" edit in %+v", actions)
+	}
+	applyEdit(t, add.Edit)
+	out, err := goTest(dir)
+	if err == nil || !strings.Contains(out, "divide by zero") {
+		t.Fatalf("go test with the seeded input: err = %v, want a failure on divide by zero:\n%s", err, out)
+	}
+
+	// Fix the bug on disk and save.
+	fixed := strings.Replace(mustRead(t, calcGo), "v /= w // BUG: division by zero panics",
+		"if w == 0 {\n\t\t\t\treturn 0, fmt.Errorf(\"division by zero\")\n\t\t\t}\n\t\t\tv /= w", 1)
+	if err := os.WriteFile(calcGo, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nCov := func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.coverage) }()
+	_ = p.server.DidChange(p.ctx, &protocol.DidChangeTextDocumentParams{
+		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Version: 2},
+		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: fixed}},
+	})
+	saved := time.Now()
+	_ = p.server.DidSave(p.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}})
+	c.await(t, "the crash diagnostic removed and \"FuzzEval: crash fixed\"", 2*time.Minute, func() bool {
+		return !slices.ContainsFunc(c.diags[calcURI], func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) }) &&
+			slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool { return m.Message == "FuzzEval: crash fixed" })
+	})
+	c.await(t, "coverage again after the fix", 2*time.Minute, func() bool {
+		return slices.ContainsFunc(c.coverage[nCov:], func(cp fproto.CoverageParams) bool {
+			return slices.ContainsFunc(cp.Files, func(f fproto.FileCoverage) bool { return f.URI == calcURI && len(f.Covered) > 0 })
+		})
+	})
+	t.Logf("save → coverage again: %v", time.Since(saved))
+	if out, err := goTest(dir); err != nil {
+		t.Errorf("go test after the fix: %v\n%s", err, out)
+	}
+
+	workers = append(workers, descendants(p.cmd.Process.Pid)...)
+	_ = p.server.Shutdown(p.ctx)
+	_ = p.server.Exit(p.ctx)
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	for _, pid := range workers {
+		if alive(pid) {
+			t.Errorf("worker process %d still running after the daemon exited", pid)
+		}
+	}
+}
+
+// The client goes away without shutdown: the daemon exits and kills its workers.
+func TestEngineWorkersGoWhenClientGoes(t *testing.T) {
+	requireEngine(t)
+	dir := copyDir(t, "../testdata/calc")
+	p := startProcess(t)
+	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	if _, err := p.command(fproto.CommandStart, nil); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c := p.client
+	c.await(t, "a fuzzing session", 2*time.Minute, func() bool {
+		return slices.ContainsFunc(c.status, func(st fproto.StatusParams) bool {
+			return slices.ContainsFunc(st.Sessions, func(s fproto.SessionStatus) bool { return s.State == fproto.StateFuzzing })
+		})
+	})
+	workers := descendants(p.cmd.Process.Pid)
+	if len(workers) == 0 {
+		t.Fatal("no worker processes while fuzzing")
+	}
+	p.stdin.Close()
+	p.wait(t, 30*time.Second)
+	time.Sleep(100 * time.Millisecond)
+	for _, pid := range workers {
+		if alive(pid) {
+			t.Errorf("process %d still running after the client went away", pid)
+		}
+	}
+}
+
+func goTest(dir string) (string, error) {
+	cmd := exec.Command("go", "test", "-run=FuzzEval", ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// applyEdit applies the edits a fuzzls code action makes: file creations and
+// text edits on new files or at explicit positions.
+func applyEdit(t *testing.T, e *protocol.WorkspaceEdit) {
+	t.Helper()
+	for _, ch := range e.DocumentChanges {
+		switch ch := ch.(type) {
+		case *protocol.CreateFile:
+			p := ch.URI.FsPath()
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(p); err != nil {
+				if err := os.WriteFile(p, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case *protocol.TextDocumentEdit:
+			p := ch.TextDocument.URI.FsPath()
+			m := newMapper(mustRead(t, p))
+			text := m.text
+			for i := len(ch.Edits) - 1; i >= 0; i-- {
+				te := ch.Edits[i].(*protocol.TextEdit)
+				s, e := m.offset(te.Range.Start), m.offset(te.Range.End)
+				text = text[:s] + te.NewText + text[e:]
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// descendants lists the processes below pid (from /proc).
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], n)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid runs (a zombie counts as gone).
+func alive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+}

@@ -1,0 +1,408 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+// clientCaps are the client capabilities the daemon acts on.
+type clientCaps struct {
+	workDoneProgress bool // window/workDoneProgress/create
+	codeLensRefresh  bool // workspace/codeLens/refresh
+	createFiles      bool // WorkspaceEdit documentChanges with create operations
+	applyEdit        bool // workspace/applyEdit
+	watchDynamic     bool // client/registerCapability for didChangeWatchedFiles
+}
+
+// Initialize records the workspace folders, client capabilities and settings
+// (initializationOptions) and advertises what the daemon does.
+func (s *server) Initialize(ctx context.Context, params *protocol.InitializeParams) (*protocol.InitializeResult, error) {
+	var folders []string
+	if wf, ok := params.WorkspaceFolders.Get(); ok {
+		for _, f := range wf {
+			if p, err := filePath(f.URI); err == nil {
+				folders = append(folders, p)
+			}
+		}
+	}
+	// Clients without workspace folders send rootUri or, older still, rootPath.
+	//lint:ignore SA1019 the fallback for clients without workspace folders
+	if len(folders) == 0 && params.RootURI != nil {
+		//lint:ignore SA1019 as above
+		if p, err := filePath(*params.RootURI); err == nil {
+			folders = append(folders, p)
+		}
+	}
+	//lint:ignore SA1019 as above
+	if rp, ok := params.RootPath.Get(); len(folders) == 0 && ok && filepath.IsAbs(rp) {
+		folders = append(folders, filepath.Clean(rp))
+	}
+
+	caps := clientCaps{}
+	c := params.Capabilities
+	if c.Window != nil && c.Window.WorkDoneProgress != nil {
+		caps.workDoneProgress = *c.Window.WorkDoneProgress
+	}
+	if w := c.Workspace; w != nil {
+		if w.CodeLens != nil && w.CodeLens.RefreshSupport != nil {
+			caps.codeLensRefresh = *w.CodeLens.RefreshSupport
+		}
+		if w.ApplyEdit != nil {
+			caps.applyEdit = *w.ApplyEdit
+		}
+		if e := w.WorkspaceEdit; e != nil && e.DocumentChanges != nil && *e.DocumentChanges {
+			for _, k := range e.ResourceOperations {
+				if k == protocol.ResourceOperationKindCreate {
+					caps.createFiles = true
+				}
+			}
+		}
+		if d := w.DidChangeWatchedFiles; d != nil && d.DynamicRegistration != nil {
+			caps.watchDynamic = *d.DynamicRegistration
+		}
+	}
+
+	s.mu.Lock()
+	if s.initialized {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("initialize sent twice")
+	}
+	s.initialized = true
+	s.folders = folders
+	s.caps = caps
+	var warn error
+	if len(params.InitializationOptions) > 0 {
+		warn = s.settings.update(params.InitializationOptions)
+	}
+	s.mu.Unlock()
+	if warn != nil {
+		s.logf(protocol.MessageTypeWarning, "initializationOptions: %v", warn)
+	}
+
+	yes := true
+	incremental := protocol.TextDocumentSyncKindIncremental
+	result := &protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			PositionEncoding: protocol.PositionEncodingKindUTF16,
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+				OpenClose: &yes,
+				Change:    &incremental,
+				Save:      &protocol.SaveOptions{},
+			},
+			HoverProvider: protocol.Boolean(true),
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindSource},
+			},
+			CodeLensProvider:       &protocol.CodeLensOptions{},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: s.commands()},
+			Workspace: &protocol.WorkspaceOptions{
+				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
+					Supported:           &yes,
+					ChangeNotifications: protocol.Boolean(true),
+				},
+			},
+		},
+		ServerInfo: protocol.ServerInfo{Name: "fuzzls"},
+	}
+	if s.opts.Version != "" {
+		result.ServerInfo.Version = protocol.NewOptional(s.opts.Version)
+	}
+	return result, nil
+}
+
+// Initialized starts watching the workspace and, with autoStart "workspace",
+// every target in it. It runs on the read loop, so all of that happens on
+// other goroutines (registering a capability waits for the client's reply).
+func (s *server) Initialized(ctx context.Context, params *protocol.InitializedParams) error {
+	s.goSafe("watch", func() { s.watchFolders(s.workspaceFolders()) })
+	s.mu.Lock()
+	auto := s.settings.AutoStart
+	s.mu.Unlock()
+	if auto == autoStartWorkspace {
+		s.goSafe("autoStart", func() {
+			if err := s.startAll(s.ctx); err != nil {
+				s.logf(protocol.MessageTypeWarning, "autoStart: %v", err)
+			}
+		})
+	}
+	return nil
+}
+
+// Shutdown stops every session (killing the workers) and waits for them; the
+// process exits on exit or at the end of its input.
+func (s *server) Shutdown(ctx context.Context) error {
+	s.stopSessions(nil)
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Exit makes Serve return.
+func (s *server) Exit(ctx context.Context) error {
+	s.exitOnce.Do(func() { close(s.exited) })
+	return nil
+}
+
+// DidChangeWorkspaceFolders follows the client's folders: watch the new ones,
+// stop the sessions in the removed ones.
+func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol.DidChangeWorkspaceFoldersParams) error {
+	var added, removed []string
+	for _, f := range params.Event.Added {
+		if p, err := filePath(f.URI); err == nil {
+			added = append(added, p)
+		}
+	}
+	for _, f := range params.Event.Removed {
+		if p, err := filePath(f.URI); err == nil {
+			removed = append(removed, p)
+		}
+	}
+	s.mu.Lock()
+	var keep []string
+	for _, f := range s.folders {
+		if !contains(removed, f) {
+			keep = append(keep, f)
+		}
+	}
+	for _, f := range added {
+		if !contains(keep, f) {
+			keep = append(keep, f)
+		}
+	}
+	s.folders = keep
+	s.mu.Unlock()
+	s.goSafe("workspaceFolders", func() {
+		s.watchFolders(added)
+		s.stopSessions(func(t engine.Target) bool { return !s.inWorkspace(t.File) })
+	})
+	return nil
+}
+
+// DidChangeConfiguration applies new settings. Engine settings (parallel,
+// timeout, rssLimitMB, cacheDir, keepFuzzing) take effect at the next start
+// once no session runs; autoStart "workspace" starts everything now.
+func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
+	s.mu.Lock()
+	before := s.settings.AutoStart
+	err := s.settings.update(params.Settings)
+	after := s.settings.AutoStart
+	s.mu.Unlock()
+	if err != nil {
+		s.logf(protocol.MessageTypeWarning, "settings: %v", err)
+	}
+	if after == autoStartWorkspace && before != autoStartWorkspace {
+		s.goSafe("autoStart", func() {
+			if err := s.startAll(s.ctx); err != nil {
+				s.logf(protocol.MessageTypeWarning, "autoStart: %v", err)
+			}
+		})
+	}
+	return nil
+}
+
+// workspaceFolders returns a copy of the folders.
+func (s *server) workspaceFolders() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.folders...)
+}
+
+// inWorkspace reports whether path is inside one of the workspace folders
+// (symbolic links resolved where they exist).
+func (s *server) inWorkspace(path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	path = resolve(path)
+	for _, f := range s.workspaceFolders() {
+		rel, err := filepath.Rel(resolve(f), path)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve cleans path and resolves symbolic links in its longest existing prefix.
+func resolve(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for p := path; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+func errOutsideWorkspace(path string) error {
+	return fmt.Errorf("%s is outside the workspace folders", path)
+}
+
+func fileURI(path string) uri.URI { return uri.File(path) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Values of the autoStart setting.
+const (
+	autoStartOff       = "off"
+	autoStartOpenFiles = "openFiles"
+	autoStartWorkspace = "workspace"
+)
+
+// settings are the daemon's configuration, from initializationOptions and
+// workspace/didChangeConfiguration. Both accept the object itself or the
+// object under a "fuzzls" key (VS Code sends the section).
+type settings struct {
+	AutoStart   string        // "off" | "openFiles" | "workspace"
+	Parallel    int           // worker processes; 0 = engine default
+	KeepFuzzing bool          // go on after a failure
+	Timeout     time.Duration // per input; 0 = engine default
+	RSSLimitMB  int           // per worker; 0 = engine default
+	CacheDir    string        // engine default if empty
+}
+
+func defaultSettings() settings {
+	return settings{AutoStart: autoStartOff, KeepFuzzing: true}
+}
+
+// update applies the fields present in raw and reports invalid ones (the
+// valid ones are applied all the same).
+func (st *settings) update(raw []byte) error {
+	type wire struct {
+		AutoStart   *string         `json:"autoStart"`
+		Parallel    *int            `json:"parallel"`
+		KeepFuzzing *bool           `json:"keepFuzzing"`
+		Timeout     json.RawMessage `json:"timeout"`
+		RSSLimitMB  *int            `json:"rssLimitMB"`
+		CacheDir    *string         `json:"cacheDir"`
+	}
+	var outer struct {
+		Fuzzls *json.RawMessage `json:"fuzzls"`
+	}
+	if err := json.Unmarshal(raw, &outer); err == nil && outer.Fuzzls != nil {
+		raw = *outer.Fuzzls
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var w wire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return fmt.Errorf("invalid settings: %v", err)
+	}
+	var errs []string
+	if w.AutoStart != nil {
+		switch *w.AutoStart {
+		case autoStartOff, autoStartOpenFiles, autoStartWorkspace:
+			st.AutoStart = *w.AutoStart
+		default:
+			errs = append(errs, fmt.Sprintf("autoStart %q is not one of off, openFiles, workspace", *w.AutoStart))
+		}
+	}
+	if w.Parallel != nil {
+		if *w.Parallel < 0 {
+			errs = append(errs, "parallel must not be negative")
+		} else {
+			st.Parallel = *w.Parallel
+		}
+	}
+	if w.KeepFuzzing != nil {
+		st.KeepFuzzing = *w.KeepFuzzing
+	}
+	if len(w.Timeout) > 0 && string(w.Timeout) != "null" {
+		var secs float64
+		var str string
+		switch {
+		case json.Unmarshal(w.Timeout, &secs) == nil && secs >= 0:
+			st.Timeout = time.Duration(secs * float64(time.Second))
+		case json.Unmarshal(w.Timeout, &str) == nil:
+			if d, err := time.ParseDuration(str); err == nil && d >= 0 {
+				st.Timeout = d
+			} else {
+				errs = append(errs, fmt.Sprintf("timeout %q is not a duration", str))
+			}
+		default:
+			errs = append(errs, "timeout must be seconds or a duration such as \"10s\"")
+		}
+	}
+	if w.RSSLimitMB != nil {
+		if *w.RSSLimitMB < 0 {
+			errs = append(errs, "rssLimitMB must not be negative")
+		} else {
+			st.RSSLimitMB = *w.RSSLimitMB
+		}
+	}
+	if w.CacheDir != nil {
+		dir := *w.CacheDir
+		if strings.HasPrefix(dir, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				dir = filepath.Join(home, dir[2:])
+			}
+		}
+		if dir != "" && !filepath.IsAbs(dir) {
+			errs = append(errs, fmt.Sprintf("cacheDir %q is not an absolute path", dir))
+		} else {
+			st.CacheDir = dir
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (st settings) engineOptions(log io.Writer) engine.Options {
+	return engine.Options{
+		CacheDir:    st.CacheDir,
+		Parallel:    st.Parallel,
+		Timeout:     st.Timeout,
+		KeepFuzzing: st.KeepFuzzing,
+		RSSLimitMB:  st.RSSLimitMB,
+		Log:         log,
+	}
+}
+
+// commands lists the commands advertised in executeCommandProvider.
+func (s *server) commands() []string {
+	cmds := []string{
+		fproto.CommandStart, fproto.CommandStop, fproto.CommandAddToCorpus, fproto.CommandAddSeed,
+		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput,
+	}
+	if s.opts.EnableTestCommands {
+		cmds = append(cmds, commandTestSleep, commandTestPanic)
+	}
+	return cmds
+}

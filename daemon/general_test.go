@@ -1,0 +1,362 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+func TestInitializeShutdownExit(t *testing.T) {
+	p := startInProcess(t, Options{Version: "test"})
+	res := p.initialize(t.TempDir(), map[string]any{"autoStart": "off"})
+	cmds := res.Capabilities.ExecuteCommandProvider.Commands
+	for _, c := range []string{fproto.CommandStart, fproto.CommandStop, fproto.CommandAddToCorpus, fproto.CommandStatus} {
+		if !slices.Contains(cmds, c) {
+			t.Errorf("executeCommandProvider lacks %s: %v", c, cmds)
+		}
+	}
+	if slices.Contains(cmds, commandTestSleep) {
+		t.Errorf("test commands advertised without EnableTestCommands")
+	}
+	if res.Capabilities.CodeLensProvider == nil || res.Capabilities.HoverProvider == nil {
+		t.Errorf("capabilities lack code lens or hover: %+v", res.Capabilities)
+	}
+	if v, _ := res.ServerInfo.Version.Get(); res.ServerInfo.Name != "fuzzls" || v != "test" {
+		t.Errorf("serverInfo = %+v", res.ServerInfo)
+	}
+	if err := p.server.Shutdown(p.ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := p.server.Exit(p.ctx); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("Serve after shutdown+exit = %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after exit")
+	}
+}
+
+func TestExitWithoutShutdown(t *testing.T) {
+	p := startInProcess(t, Options{})
+	p.initialize(t.TempDir(), nil)
+	_ = p.server.Exit(p.ctx)
+	select {
+	case err := <-p.done:
+		if !errors.Is(err, ErrNoShutdown) {
+			t.Fatalf("Serve = %v, want ErrNoShutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after exit")
+	}
+}
+
+func TestUnknownRequestAndNotification(t *testing.T) {
+	p := startInProcess(t, Options{})
+	p.initialize(t.TempDir(), nil)
+
+	_, err := p.conn.Call(p.ctx, "fuzzls/noSuchMethod", map[string]int{"x": 1}, nil)
+	if rpcCode(err) != jsonrpc2.MethodNotFound {
+		t.Fatalf("unknown request: err = %v (code %d), want method not found", err, rpcCode(err))
+	}
+	// A standard request the daemon does not implement.
+	_, err = p.server.Completion(p.ctx, &protocol.CompletionParams{})
+	if rpcCode(err) != jsonrpc2.MethodNotFound {
+		t.Fatalf("textDocument/completion: err = %v, want method not found", err)
+	}
+	// Unknown notifications, a standard one the daemon ignores, and one with
+	// params of the wrong shape: all dropped, none ends the connection.
+	for _, n := range []struct {
+		method string
+		params any
+	}{
+		{"fuzzls/noSuchNotification", map[string]int{"x": 1}},
+		{"$/someExtension", nil},
+		{protocol.MethodTextDocumentDidOpen, []int{1, 2, 3}},
+		{protocol.MethodTextDocumentDidChange, map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere.go"}}},
+		{protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"autoStart": "sometimes"}}},
+	} {
+		if err := p.conn.Notify(p.ctx, n.method, n.params); err != nil {
+			t.Fatalf("notify %s: %v", n.method, err)
+		}
+	}
+	p.status() // still answering
+}
+
+func TestHandlerPanicIsRecovered(t *testing.T) {
+	p := startInProcess(t, Options{EnableTestCommands: true})
+	p.initialize(t.TempDir(), nil)
+	_, err := p.command(commandTestPanic, nil)
+	if rpcCode(err) != jsonrpc2.InternalError {
+		t.Fatalf("panicking command: err = %v, want internal error", err)
+	}
+	p.client.await(t, "a logMessage about the panic", 5*time.Second, func() bool {
+		return slices.ContainsFunc(p.client.logs, func(s string) bool { return strings.Contains(s, "panic") })
+	})
+	p.status()
+}
+
+func TestCancelWithClientLibrary(t *testing.T) {
+	p := startInProcess(t, Options{EnableTestCommands: true})
+	p.initialize(t.TempDir(), nil)
+	ctx, cancel := context.WithTimeout(p.ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := protocol.Call(ctx, p.conn, protocol.MethodWorkspaceExecuteCommand,
+		&protocol.ExecuteCommandParams{Command: commandTestSleep, Arguments: []protocol.LSPAny{protocol.LSPAny(`{"ms":30000}`)}}, nil)
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("cancelled call: err = %v after %v", err, time.Since(start))
+	}
+	p.status()
+}
+
+func TestSlowRequestDoesNotBlockOthers(t *testing.T) {
+	p := startInProcess(t, Options{EnableTestCommands: true})
+	p.initialize(t.TempDir(), nil)
+	slow := make(chan error, 1)
+	go func() {
+		_, err := p.command(commandTestSleep, map[string]int{"ms": 3000})
+		slow <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	p.status()
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("fuzzls.status took %v behind a slow request", d)
+	}
+	select {
+	case err := <-slow:
+		t.Fatalf("slow request finished early: %v", err)
+	default:
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("slow request: %v", err)
+	}
+}
+
+func TestPathArgumentsOutsideWorkspaceRefused(t *testing.T) {
+	p := startInProcess(t, Options{})
+	dir := t.TempDir()
+	p.initialize(dir, nil)
+	for _, u := range []string{
+		"file:///etc/x_test.go",
+		string(uri.File(filepath.Join(dir, "..", "other", "x_test.go"))),
+		"file://" + dir + "/../x_test.go",
+		"http://example.com/x_test.go",
+	} {
+		for _, cmd := range []string{fproto.CommandStart, fproto.CommandStop, fproto.CommandSeedCorpus} {
+			_, err := p.command(cmd, fproto.TargetArgs{URI: u, Target: "FuzzX"})
+			if rpcCode(err) != jsonrpc2.InvalidParams {
+				t.Errorf("%s %s: err = %v, want invalid params (refused)", cmd, u, err)
+			}
+		}
+	}
+	// Inside the workspace the argument is accepted (and stopping nothing is fine).
+	if _, err := p.command(fproto.CommandStop, fproto.TargetArgs{URI: string(uri.File(filepath.Join(dir, "a_test.go"))), Target: "FuzzX"}); err != nil {
+		t.Errorf("stop inside the workspace: %v", err)
+	}
+}
+
+func TestExitWhenInputCloses(t *testing.T) {
+	fe := &fakeEngine{}
+	opts := Options{}
+	fe.hooks(&opts)
+	dir := copyDir(t, "../testdata/calc")
+	fe.targets = calcTargets(dir)
+	p := startInProcess(t, opts)
+	p.initialize(dir, nil)
+	if _, err := p.command(fproto.CommandStart, nil); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	p.toServer.Close() // the client goes away
+	select {
+	case err := <-p.done:
+		if !errors.Is(err, ErrNoShutdown) {
+			t.Errorf("Serve = %v, want ErrNoShutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return when its input closed")
+	}
+	if !fe.isClosed() || !fe.session("FuzzEval").isStopped() {
+		t.Errorf("engine closed = %v, session stopped = %v; want both", fe.isClosed(), fe.session("FuzzEval").isStopped())
+	}
+}
+
+// rawWire talks to an in-process server with hand-written frames.
+type rawWire struct {
+	w      io.Writer
+	frames chan map[string]json.RawMessage
+}
+
+func startRaw(t *testing.T, opts Options) *rawWire {
+	ctx, cancel := context.WithCancel(context.Background())
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, sr, sw, opts); sw.Close() }()
+	rw := &rawWire{w: cw, frames: make(chan map[string]json.RawMessage, 100)}
+	go func() {
+		br := bufio.NewReader(cr)
+		for {
+			n := -1
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					close(rw.frames)
+					return
+				}
+				line = strings.TrimSpace(line)
+				if line == "" {
+					break
+				}
+				if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+					n, _ = strconv.Atoi(v)
+				}
+			}
+			body := make([]byte, n)
+			if _, err := io.ReadFull(br, body); err != nil {
+				close(rw.frames)
+				return
+			}
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(body, &m)
+			rw.frames <- m
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		cw.Close()
+		cr.Close()
+		<-done
+	})
+	return rw
+}
+
+func (rw *rawWire) send(t *testing.T, body string) {
+	t.Helper()
+	if _, err := fmt.Fprintf(rw.w, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// response waits for the response with the given id (JSON text), skipping
+// notifications and other responses.
+func (rw *rawWire) response(t *testing.T, id string, timeout time.Duration) map[string]json.RawMessage {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case m, ok := <-rw.frames:
+			if !ok {
+				t.Fatalf("connection closed while waiting for response %s", id)
+			}
+			if _, isReq := m["method"]; !isReq && string(m["id"]) == id {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("no response %s within %v", id, timeout)
+		}
+	}
+}
+
+func errorCode(t *testing.T, m map[string]json.RawMessage) jsonrpc2.Code {
+	t.Helper()
+	var e struct {
+		Code jsonrpc2.Code `json:"code"`
+	}
+	if len(m["error"]) == 0 {
+		return 0
+	}
+	if err := json.Unmarshal(m["error"], &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.Code
+}
+
+func TestCancelRequestNumericID(t *testing.T) {
+	rw := startRaw(t, Options{EnableTestCommands: true})
+	rw.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+	rw.response(t, "1", 5*time.Second)
+	rw.send(t, `{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	rw.send(t, `{"jsonrpc":"2.0","id":7,"method":"workspace/executeCommand","params":{"command":"fuzzls.test.sleep","arguments":[{"ms":30000}]}}`)
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	rw.send(t, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
+	m := rw.response(t, "7", 5*time.Second)
+	if code := errorCode(t, m); code != protocol.CodeRequestCancelled {
+		t.Fatalf("cancelled request answered %s, want error %d", m["error"], protocol.CodeRequestCancelled)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("cancel took %v", d)
+	}
+	// A string id works as well.
+	rw.send(t, `{"jsonrpc":"2.0","id":"s8","method":"workspace/executeCommand","params":{"command":"fuzzls.test.sleep","arguments":[{"ms":30000}]}}`)
+	time.Sleep(100 * time.Millisecond)
+	rw.send(t, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"s8"}}`)
+	if code := errorCode(t, rw.response(t, `"s8"`, 5*time.Second)); code != protocol.CodeRequestCancelled {
+		t.Fatalf("string-id cancel: code %d", code)
+	}
+}
+
+func TestMalformedJSONSurvives(t *testing.T) {
+	rw := startRaw(t, Options{})
+	for _, bad := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{`, // truncated
+		`this is not json`,
+		`{"jsonrpc":"2.0","id":2,"method":"x","result":1}`, // a request and a response at once
+		`[{"jsonrpc":"2.0","id":3,`,                        // broken batch
+	} {
+		rw.send(t, bad)
+		m := rw.response(t, "null", 5*time.Second)
+		if code := errorCode(t, m); code != jsonrpc2.ParseError && code != jsonrpc2.InvalidRequest {
+			t.Errorf("%q answered %s, want a parse or invalid-request error", bad, m["error"])
+		}
+	}
+	rw.send(t, `{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+	m := rw.response(t, "10", 5*time.Second)
+	if len(m["result"]) == 0 {
+		t.Fatalf("initialize after malformed frames: %v", m)
+	}
+	rw.send(t, `{"jsonrpc":"2.0","id":11,"method":"shutdown"}`)
+	rw.response(t, "11", 5*time.Second)
+}
+
+func TestSettings(t *testing.T) {
+	for _, tc := range []struct {
+		desc, json string
+		want       settings
+		wantErr    bool
+	}{
+		{"empty", `{}`, defaultSettings(), false},
+		{"flat", `{"autoStart":"workspace","parallel":3,"keepFuzzing":false,"timeout":2.5,"rssLimitMB":512,"cacheDir":"/tmp/c"}`,
+			settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: 2500 * time.Millisecond, RSSLimitMB: 512, CacheDir: "/tmp/c"}, false},
+		{"section", `{"fuzzls":{"autoStart":"openFiles","timeout":"1m"}}`,
+			settings{AutoStart: "openFiles", KeepFuzzing: true, Timeout: time.Minute}, false},
+		{"bad values keep the good ones", `{"autoStart":"always","parallel":-1,"rssLimitMB":100,"cacheDir":"rel"}`,
+			settings{AutoStart: "off", KeepFuzzing: true, RSSLimitMB: 100}, true},
+	} {
+		st := defaultSettings()
+		err := st.update([]byte(tc.json))
+		if (err != nil) != tc.wantErr || st != tc.want {
+			t.Errorf("%s: got %+v, %v; want %+v, error %v", tc.desc, st, err, tc.want, tc.wantErr)
+		}
+	}
+}

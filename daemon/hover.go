@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"fuzzls.dev/fuzzls/engine"
+)
+
+// Hover on a crash line shows each failure there: its message, the full input
+// in the `go test fuzz v1` format, the stack, and the command that replays it
+// once the input is in the seed corpus.
+func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*protocol.Hover, error) {
+	path, err := filePath(params.TextDocument.URI)
+	if err != nil {
+		return nil, nil
+	}
+	crashes := s.crashesAt(path, params.Position.Line)
+	if len(crashes) == 0 {
+		return nil, nil
+	}
+	var parts []string
+	for _, c := range crashes {
+		parts = append(parts, crashMarkdown(c))
+	}
+	m, _, err := s.fileText(path)
+	var rng *protocol.Range
+	if err == nil {
+		r := m.lineRange(int(params.Position.Line) + 1)
+		rng = &r
+	}
+	return &protocol.Hover{
+		Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: strings.Join(parts, "\n\n---\n\n")},
+		Range:    rng,
+	}, nil
+}
+
+func crashMarkdown(c *engine.Crash) string {
+	var b strings.Builder
+	state := "minimizing…"
+	if c.Minimized {
+		state = "minimized"
+	}
+	fmt.Fprintf(&b, "**%s: %s** (%s, seen %d×)\n\n", c.Target.Name, c.Kind, state, max(c.Count, 1))
+	fmt.Fprintf(&b, "```\n%s\n```\n\n", strings.TrimSpace(c.Message))
+	fmt.Fprintf(&b, "Input:\n\n```go\n%s\n```\n\n", strings.TrimRight(c.Input, "\n"))
+	if len(c.Frames) > 0 {
+		b.WriteString("Stack:\n\n```\n")
+		for _, f := range c.Frames {
+			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
+		}
+		b.WriteString("```\n\n")
+	}
+	fmt.Fprintf(&b, "Replay once added to the seed corpus:\n\n```sh\n%s\n```", replayCommand(c))
+	return b.String()
+}
+
+// replayCommand is the `go test -run` command that runs the crash's input
+// from testdata/fuzz/FuzzXxx/<name>.
+func replayCommand(c *engine.Crash) string {
+	dir := c.Target.Dir
+	if dir == "" {
+		dir = filepath.Dir(c.Target.File)
+	}
+	return fmt.Sprintf("cd %s && go test -run='^%s$/^%s$' .", shellQuote(dir), c.Target.Name, corpusName(corpusFile(c.Input)))
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

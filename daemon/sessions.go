@@ -1,0 +1,496 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+// fuzzEngine is what the daemon needs of *engine.Engine; tests substitute a fake.
+type fuzzEngine interface {
+	Start(t engine.Target) fuzzSession
+	Close()
+}
+
+// fuzzSession is what the daemon needs of *engine.Session.
+type fuzzSession interface {
+	Target() engine.Target
+	Stop()
+	Rebuild()
+	State() string
+	Stats() engine.Stats
+	Coverage() (blocks []engine.Block, hit []bool)
+	Crashes() []*engine.Crash
+	DependsOn(file string) bool
+	SeedCandidates() []string
+}
+
+var _ fuzzSession = (*engine.Session)(nil)
+
+type realEngine struct{ e *engine.Engine }
+
+func newRealEngine(opts engine.Options, observe func(engine.Event)) fuzzEngine {
+	return realEngine{engine.New(opts, observe)}
+}
+
+func (r realEngine) Start(t engine.Target) fuzzSession { return r.e.Start(t) }
+func (r realEngine) Close()                            { r.e.Close() }
+
+// state is everything the daemon knows, in one place. All fields are guarded
+// by mu, except those documented otherwise. Never hold mu while talking to the
+// client or while calling an engine method that waits (Stop, Close).
+type state struct {
+	mu sync.Mutex
+
+	initialized bool // initialize answered
+	shutdown    bool // shutdown received
+	closing     bool // Serve is returning
+	folders     []string
+	caps        clientCaps
+	settings    settings
+
+	docs map[string]*document // open documents by absolute path
+
+	eng      fuzzEngine          // created on the first start, with engOpts
+	engOpts  engine.Options      //
+	sessions map[string]*session // running sessions by Target.ID()
+
+	crashes   map[string]*engine.Crash         // known failures by Crash.ID, kept after a session stops
+	buildErrs map[string]*engine.BuildError    // by package import path, until it builds again
+	published map[string][]protocol.Diagnostic // what the client has, by file path
+	pubMu     sync.Mutex                       // serializes publishDiagnostics (taken before mu)
+	lastBuild map[string]time.Time             // last successful build by package directory
+
+	// Set once by newServer; safe without mu.
+	events      *eventQueue
+	lensRefresh *throttle
+	changes     *batcher
+	watcher     *watcher // set by Initialized (under mu)
+}
+
+// A session is one running target.
+type session struct {
+	target   engine.Target
+	fs       fuzzSession
+	build    *progressTask // the build in progress, if any
+	coverage *throttle     // fuzzls/coverage at most once a second
+}
+
+func (st *state) init() {
+	st.docs = map[string]*document{}
+	st.sessions = map[string]*session{}
+	st.crashes = map[string]*engine.Crash{}
+	st.buildErrs = map[string]*engine.BuildError{}
+	st.published = map[string][]protocol.Diagnostic{}
+	st.lastBuild = map[string]time.Time{}
+	st.settings = defaultSettings()
+	st.events = newEventQueue()
+}
+
+// startTarget starts the target name declared in file (a _test.go file).
+func (s *server) startTarget(ctx context.Context, file, name string) error {
+	if !s.inWorkspace(file) {
+		return errOutsideWorkspace(file)
+	}
+	targets, err := s.discover(ctx, filepath.Dir(file), ".")
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if t.Name == name {
+			return s.startSession(t)
+		}
+	}
+	return fmt.Errorf("no fuzz target %s in %s", name, filepath.Dir(file))
+}
+
+// startAll starts every target in the workspace folders.
+func (s *server) startAll(ctx context.Context) error {
+	var errs []error
+	for _, folder := range s.workspaceFolders() {
+		targets, err := s.discover(ctx, folder, "./...")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, t := range targets {
+			if s.inWorkspace(t.File) {
+				errs = append(errs, s.startSession(t))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// discover calls engine.Discover, turning the draft's panic into an error.
+func (s *server) discover(ctx context.Context, dir string, patterns ...string) (ts []engine.Target, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("discovering fuzz targets in %s: engine: %v", dir, r)
+		}
+	}()
+	return s.opts.discover(ctx, dir, patterns...)
+}
+
+// startSession starts t unless it runs already.
+func (s *server) startSession(t engine.Target) (err error) {
+	s.mu.Lock()
+	if _, ok := s.sessions[t.ID()]; ok {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.shutdown || s.closing {
+		s.mu.Unlock()
+		return errors.New("the server is shutting down")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("starting %s: engine: %v", t.Name, r)
+		}
+		s.mu.Unlock()
+		if err == nil {
+			s.sendStatus()
+			s.lensRefresh.trigger()
+		}
+	}()
+	want := s.settings.engineOptions(s.opts.Log)
+	if s.eng != nil && len(s.sessions) == 0 && s.engOpts != want {
+		eng := s.eng
+		s.eng = nil
+		s.goSafe("engine.Close", eng.Close)
+	}
+	if s.eng == nil {
+		s.eng = s.opts.newEngine(want, s.events.push)
+		s.engOpts = want
+	}
+	fs := s.eng.Start(t)
+	sess := &session{target: t, fs: fs}
+	sess.coverage = newThrottle(time.Second, s.safe("coverage", func() { s.sendCoverage(t.ID()) }))
+	sess.build = s.beginProgress("Building "+t.Name, t.Package)
+	s.sessions[t.ID()] = sess
+	return nil
+}
+
+// stopSessions stops the sessions whose target matches (all if match is nil) and waits
+// until their workers are gone.
+func (s *server) stopSessions(match func(engine.Target) bool) int {
+	s.mu.Lock()
+	var stopping []*session
+	for id, sess := range s.sessions {
+		if match == nil || match(sess.target) {
+			stopping = append(stopping, sess)
+			delete(s.sessions, id)
+		}
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sess := range stopping {
+		sess.build.end("stopped")
+		wg.Add(1)
+		s.goSafe("stop", func() {
+			defer wg.Done()
+			sess.fs.Stop()
+		})
+	}
+	wg.Wait()
+	if len(stopping) > 0 {
+		s.sendStatus()
+		s.lensRefresh.trigger()
+	}
+	return len(stopping)
+}
+
+// stopAll ends everything: sessions, engine (and with it every worker
+// process), watcher, timers. Serve calls it before returning.
+func (s *server) stopAll() {
+	s.changes.stop()
+	s.lensRefresh.stop()
+	s.mu.Lock()
+	w := s.watcher
+	s.watcher = nil
+	s.closing = true
+	s.mu.Unlock()
+	if w != nil {
+		w.close()
+	}
+	s.stopSessions(nil)
+	s.mu.Lock()
+	eng := s.eng
+	s.eng = nil
+	s.mu.Unlock()
+	if eng != nil {
+		func() {
+			defer s.recoverLog("engine.Close")
+			eng.Close()
+		}()
+	}
+	s.events.close()
+}
+
+// filesChanged is the batcher's flush: rebuild the sessions that depend on
+// any of the files, and refresh code lenses when a test file changed.
+func (s *server) filesChanged(paths []string) {
+	s.mu.Lock()
+	sessions := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		for _, p := range paths {
+			if sess.fs.DependsOn(p) {
+				s.logf(protocol.MessageTypeLog, "%s changed: rebuilding %s", p, sess.target.Name)
+				s.mu.Lock()
+				sess.build.end("")
+				sess.build = s.beginProgress("Rebuilding "+sess.target.Name, sess.target.Package)
+				s.mu.Unlock()
+				sess.fs.Rebuild()
+				break
+			}
+		}
+	}
+	for _, p := range paths {
+		if filepath.Ext(p) == ".go" {
+			s.lensRefresh.trigger()
+			break
+		}
+	}
+}
+
+// eventLoop applies the engine's events in order, one at a time.
+func (s *server) eventLoop() {
+	for {
+		ev, ok := s.events.pop()
+		if !ok {
+			return
+		}
+		func() {
+			defer s.recoverLog(fmt.Sprintf("handling %T", ev))
+			s.handleEvent(ev)
+		}()
+	}
+}
+
+func (s *server) handleEvent(ev engine.Event) {
+	switch ev := ev.(type) {
+	case *engine.BuildEvent:
+		var be *engine.BuildError
+		errors.As(ev.Err, &be)
+		s.mu.Lock()
+		for _, sess := range s.sessions {
+			if sess.target.Package != ev.Package {
+				continue
+			}
+			msg := fmt.Sprintf("built in %.1fs", ev.Seconds)
+			if ev.Err != nil {
+				msg = "build failed"
+			} else {
+				s.lastBuild[sess.target.Dir] = time.Now()
+			}
+			sess.build.end(msg)
+			sess.build = nil
+		}
+		if be != nil {
+			s.buildErrs[ev.Package] = be
+		} else {
+			delete(s.buildErrs, ev.Package)
+		}
+		s.mu.Unlock()
+		if ev.Err != nil {
+			s.logf(protocol.MessageTypeWarning, "build of %s failed: %v", ev.Package, ev.Err)
+			if (be == nil || len(be.Diagnostics) == 0) && !errors.Is(ev.Err, context.Canceled) && s.ctx.Err() == nil {
+				s.showMessage(protocol.MessageTypeError, "fuzzls: build of %s failed: %s", ev.Package, firstLine(ev.Err.Error()))
+			}
+		} else {
+			s.logf(protocol.MessageTypeLog, "built %s in %.1fs", ev.Package, ev.Seconds)
+		}
+		s.publishDiagnostics()
+		s.sendStatus()
+		s.lensRefresh.trigger()
+		for _, id := range s.sessionIDs(func(t engine.Target) bool { return t.Package == ev.Package }) {
+			s.sendCoverage(id)
+		}
+
+	case *engine.StatsEvent:
+		s.sendStatus()
+		s.lensRefresh.trigger()
+
+	case *engine.CrashEvent:
+		c := *ev.Crash
+		s.mu.Lock()
+		_, known := s.crashes[c.ID]
+		s.crashes[c.ID] = &c
+		s.mu.Unlock()
+		if !known {
+			s.logf(protocol.MessageTypeInfo, "%s: new failure (%s): %s", c.Target.Name, c.Kind, firstLine(c.Message))
+		}
+		s.publishDiagnostics()
+		s.sendStatus()
+		s.lensRefresh.trigger()
+
+	case *engine.CrashFixedEvent:
+		s.mu.Lock()
+		_, known := s.crashes[ev.Crash.ID]
+		delete(s.crashes, ev.Crash.ID)
+		s.mu.Unlock()
+		if known {
+			s.publishDiagnostics()
+			s.showMessage(protocol.MessageTypeInfo, "%s: crash fixed", ev.Crash.Target.Name)
+		}
+
+	case *engine.CoverageEvent:
+		s.mu.Lock()
+		sess := s.sessions[ev.Target.ID()]
+		s.mu.Unlock()
+		if sess != nil {
+			sess.coverage.trigger()
+		}
+
+	case *engine.DoneEvent:
+		s.mu.Lock()
+		sess := s.sessions[ev.Target.ID()]
+		if sess != nil {
+			delete(s.sessions, ev.Target.ID())
+			sess.build.end("")
+		}
+		s.mu.Unlock()
+		if ev.Err != nil && !errors.As(ev.Err, new(*engine.BuildError)) && !errors.Is(ev.Err, context.Canceled) && s.ctx.Err() == nil {
+			s.showMessage(protocol.MessageTypeError, "fuzzls: %s stopped: %v", ev.Target.Name, ev.Err)
+		} else {
+			s.logf(protocol.MessageTypeInfo, "%s stopped after %d execs, %d crashes", ev.Target.Name, ev.Execs, ev.Crashes)
+		}
+		s.sendStatus()
+		s.lensRefresh.trigger()
+	}
+}
+
+// sessionIDs lists the running sessions whose target matches.
+func (s *server) sessionIDs(match func(engine.Target) bool) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, sess := range s.sessions {
+		if match(sess.target) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// sessionFor returns the running session of target name in dir.
+func (s *server) sessionFor(dir, name string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sess := range s.sessions {
+		if sess.target.Name == name && sess.target.Dir == dir {
+			return sess
+		}
+	}
+	return nil
+}
+
+// status returns the state of every running session, sorted.
+func (s *server) status() fproto.StatusParams {
+	s.mu.Lock()
+	sessions := make([]*session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	out := fproto.StatusParams{Sessions: []fproto.SessionStatus{}}
+	for _, sess := range sessions {
+		st := sess.fs.Stats()
+		t := sess.target
+		ss := fproto.SessionStatus{
+			Package: t.Package, Name: t.Name, URI: string(fileURI(t.File)),
+			State: sess.fs.State(),
+			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus,
+			Covered: st.Covered, Blocks: st.Blocks, Crashes: st.Crashes,
+		}
+		s.mu.Lock()
+		if be := s.buildErrs[t.Package]; be != nil {
+			ss.Message = firstLine(be.Output)
+		}
+		s.mu.Unlock()
+		out.Sessions = append(out.Sessions, ss)
+	}
+	sort.Slice(out.Sessions, func(i, j int) bool {
+		a, b := out.Sessions[i], out.Sessions[j]
+		if a.Package != b.Package {
+			return a.Package < b.Package
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// eventQueue is an unbounded FIFO: the engine's observer must not block, and
+// the events must be applied in order.
+type eventQueue struct {
+	mu     sync.Mutex
+	items  []engine.Event
+	ready  chan struct{} // has a token while items is non-empty or closed
+	closed bool
+}
+
+func newEventQueue() *eventQueue { return &eventQueue{ready: make(chan struct{}, 1)} }
+
+func (q *eventQueue) push(ev engine.Event) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, ev)
+	}
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// pop waits for the next event; ok is false once the queue is closed.
+func (q *eventQueue) pop() (ev engine.Event, ok bool) {
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return nil, false
+		}
+		if len(q.items) > 0 {
+			ev = q.items[0]
+			q.items[0] = nil
+			q.items = q.items[1:]
+			more := len(q.items) > 0
+			q.mu.Unlock()
+			if more {
+				select {
+				case q.ready <- struct{}{}:
+				default:
+				}
+			}
+			return ev, true
+		}
+		q.mu.Unlock()
+		<-q.ready
+	}
+}
+
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.items = nil
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,259 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// A document is a file the client has open: its text is the client's, which
+// may differ from the disk's while it has unsaved edits.
+type document struct {
+	*mapper
+	path    string
+	version int32
+	dirty   bool      // edited since opened or saved
+	edited  time.Time // last didChange (zero if none)
+}
+
+// DidOpen records the client's text and, with autoStart "openFiles", starts
+// the targets the file declares.
+func (s *server) DidOpen(ctx context.Context, params *protocol.DidOpenTextDocumentParams) error {
+	path, err := filePath(params.TextDocument.URI)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.docs[path] = &document{mapper: newMapper(params.TextDocument.Text), path: path, version: params.TextDocument.Version}
+	autoOpen := s.settings.AutoStart == autoStartOpenFiles
+	s.mu.Unlock()
+
+	s.goSafe("didOpen", func() {
+		if autoOpen && strings.HasSuffix(path, "_test.go") && s.inWorkspace(path) {
+			for _, fn := range s.fuzzFuncs(path) {
+				if err := s.startTarget(s.ctx, path, fn.name); err != nil {
+					s.logf(protocol.MessageTypeWarning, "autoStart %s: %v", fn.name, err)
+				}
+			}
+		}
+		s.sendCoverageForFile(path)
+	})
+	return nil
+}
+
+// DidChange applies the client's edits in order. The first edit after a save
+// drops the file's coverage ranges until the next build (they no longer match).
+func (s *server) DidChange(ctx context.Context, params *protocol.DidChangeTextDocumentParams) error {
+	path, err := filePath(params.TextDocument.URI)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	doc := s.docs[path]
+	if doc == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("didChange for %s, which is not open", path)
+	}
+	text := doc.text
+	for _, ch := range params.ContentChanges {
+		switch ch := ch.(type) {
+		case *protocol.TextDocumentContentChangeWholeDocument:
+			text = ch.Text
+		case *protocol.TextDocumentContentChangePartial:
+			m := newMapper(text)
+			start, end := m.offset(ch.Range.Start), m.offset(ch.Range.End)
+			if end < start {
+				start, end = end, start
+			}
+			text = text[:start] + ch.Text + text[end:]
+		}
+	}
+	wasDirty := doc.dirty
+	doc.mapper = newMapper(text)
+	doc.version = params.TextDocument.Version
+	doc.dirty = true
+	doc.edited = time.Now()
+	s.mu.Unlock()
+
+	if !wasDirty {
+		s.goSafe("didChange", func() { s.sendCoverageForFile(path) })
+	}
+	return nil
+}
+
+// DidSave marks the document clean and queues the file as changed (the file
+// watcher sees the same save; the batcher merges both).
+func (s *server) DidSave(ctx context.Context, params *protocol.DidSaveTextDocumentParams) error {
+	path, err := filePath(params.TextDocument.URI)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if doc := s.docs[path]; doc != nil {
+		if params.Text != nil {
+			doc.mapper = newMapper(*params.Text)
+		}
+		doc.dirty = false
+	}
+	s.mu.Unlock()
+	s.changes.add(path)
+	return nil
+}
+
+// DidClose forgets the client's text; the disk's is used from now on.
+func (s *server) DidClose(ctx context.Context, params *protocol.DidCloseTextDocumentParams) error {
+	path, err := filePath(params.TextDocument.URI)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.docs, path)
+	s.mu.Unlock()
+	return nil
+}
+
+// fileText returns the text of path as the client has it (the open document,
+// else the disk) and whether it has edits the last build has not seen.
+func (s *server) fileText(path string) (m *mapper, stale bool, err error) {
+	s.mu.Lock()
+	doc := s.docs[path]
+	var built time.Time
+	if doc != nil {
+		built = s.lastBuild[filepath.Dir(path)]
+	}
+	s.mu.Unlock()
+	if doc != nil {
+		return doc.mapper, doc.dirty || (!doc.edited.IsZero() && doc.edited.After(built)), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	return newMapper(string(data)), false, nil
+}
+
+// filePath returns the absolute, clean file system path of a file URI.
+func filePath(u uri.URI) (string, error) {
+	if !strings.HasPrefix(string(u), "file:") {
+		return "", fmt.Errorf("not a file URI: %q", u)
+	}
+	p := u.FsPath()
+	if p == "" || !filepath.IsAbs(p) {
+		return "", fmt.Errorf("not an absolute file URI: %q", u)
+	}
+	return filepath.Clean(p), nil
+}
+
+// A mapper converts between byte offsets, the engine's 1-based line and byte
+// columns, and LSP positions (0-based lines, UTF-16 columns) in one text.
+// Lines end at "\n"; a "\r" before it belongs to the line break. Invalid UTF-8
+// bytes count as one UTF-16 unit each (as U+FFFD would).
+type mapper struct {
+	text  string
+	lines []int // byte offset of the start of each line
+}
+
+func newMapper(text string) *mapper {
+	lines := []int{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			lines = append(lines, i+1)
+		}
+	}
+	return &mapper{text: text, lines: lines}
+}
+
+// lineBounds returns the byte offsets of the start and end (before the line
+// break) of line (0-based); ok is false past the last line.
+func (m *mapper) lineBounds(line int) (start, end int, ok bool) {
+	if line < 0 || line >= len(m.lines) {
+		return len(m.text), len(m.text), false
+	}
+	start = m.lines[line]
+	end = len(m.text)
+	if line+1 < len(m.lines) {
+		end = m.lines[line+1] - 1
+		if end > start && m.text[end-1] == '\r' {
+			end--
+		}
+	}
+	return start, end, true
+}
+
+// offset returns the byte offset of an LSP position, clamped into the text: a
+// column past the end of its line is the line's end, a line past the last is
+// the end of the text, and a column inside a surrogate pair is the rune's start.
+func (m *mapper) offset(pos protocol.Position) int {
+	start, end, ok := m.lineBounds(int(pos.Line))
+	if !ok {
+		return len(m.text)
+	}
+	units := uint32(0)
+	for i := start; i < end; {
+		if units >= pos.Character {
+			return i
+		}
+		r, size := utf8.DecodeRuneInString(m.text[i:end])
+		n := uint32(utf16Len(r))
+		if units+n > pos.Character {
+			return i
+		}
+		units += n
+		i += size
+	}
+	return end
+}
+
+// position returns the LSP position of a byte offset (clamped into the text).
+func (m *mapper) position(off int) protocol.Position {
+	off = max(0, min(off, len(m.text)))
+	line := sort.Search(len(m.lines), func(i int) bool { return m.lines[i] > off }) - 1
+	start, end, _ := m.lineBounds(line)
+	off = min(off, end)
+	return protocol.Position{Line: uint32(line), Character: utf16Count(m.text[start:off])}
+}
+
+// enginePosition converts the engine's 1-based line and 1-based byte column.
+func (m *mapper) enginePosition(line, col int) protocol.Position {
+	start, end, ok := m.lineBounds(line - 1)
+	if !ok {
+		return m.position(len(m.text))
+	}
+	return m.position(min(start+max(col-1, 0), end))
+}
+
+// lineRange is the range of line (1-based) from its first non-blank
+// character to its end: where a diagnostic for the whole line goes.
+func (m *mapper) lineRange(line int) protocol.Range {
+	start, end, ok := m.lineBounds(line - 1)
+	if !ok {
+		p := m.position(len(m.text))
+		return protocol.Range{Start: p, End: p}
+	}
+	first := start + len(m.text[start:end]) - len(strings.TrimLeft(m.text[start:end], " \t"))
+	return protocol.Range{Start: m.position(first), End: m.position(end)}
+}
+
+// utf16Count is the number of UTF-16 code units of s.
+func utf16Count(s string) uint32 {
+	n := uint32(0)
+	for _, r := range s { // invalid bytes decode as U+FFFD: one unit
+		n += uint32(utf16Len(r))
+	}
+	return n
+}
+
+func utf16Len(r rune) int {
+	if r >= 0x10000 && r <= utf8.MaxRune {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,309 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.lsp.dev/protocol"
+)
+
+// watchFolders starts the file watcher (once) and adds folders to it. When
+// the watcher cannot be had or the inotify limits are reached, the user is
+// told and the daemon asks the client for its file events instead.
+func (s *server) watchFolders(folders []string) {
+	s.mu.Lock()
+	w := s.watcher
+	closing := s.closing
+	s.mu.Unlock()
+	if closing || len(folders) == 0 {
+		return
+	}
+	if w == nil {
+		var err error
+		w, err = newWatcher(s.changes.add, func(err error) {
+			s.logf(protocol.MessageTypeWarning, "file watcher: %v", err)
+		})
+		if err != nil {
+			s.watchFailed(err)
+			return
+		}
+		s.mu.Lock()
+		if s.watcher != nil || s.closing {
+			s.mu.Unlock()
+			w.close()
+			return
+		}
+		s.watcher = w
+		s.mu.Unlock()
+	}
+	for _, f := range folders {
+		if err := w.addTree(f); err != nil {
+			s.watchFailed(err)
+			return
+		}
+	}
+}
+
+// watchFailed reports a watcher failure and falls back to the client's
+// workspace/didChangeWatchedFiles.
+func (s *server) watchFailed(err error) {
+	msg := fmt.Sprintf("fuzzls: cannot watch the workspace: %v", err)
+	if isWatchLimit(err) {
+		msg += " — the inotify limits are reached; raise them with `sysctl fs.inotify.max_user_watches=524288 fs.inotify.max_user_instances=512`"
+	}
+	s.mu.Lock()
+	dynamic := s.caps.watchDynamic
+	s.mu.Unlock()
+	if dynamic {
+		msg += "; using the editor's file events instead"
+	} else {
+		msg += "; changes are seen only when saved in the editor"
+	}
+	s.showMessage(protocol.MessageTypeWarning, "%s", msg)
+	if dynamic {
+		s.registerClientWatch()
+	}
+}
+
+// registerClientWatch asks the client to send workspace/didChangeWatchedFiles.
+func (s *server) registerClientWatch() {
+	opts, err := json.Marshal(map[string]any{"watchers": []map[string]any{
+		{"globPattern": "**/*.{go,mod,sum,work}"},
+		{"globPattern": "**/testdata/fuzz/**"},
+	}})
+	if err != nil {
+		return
+	}
+	err = s.client.RegisterCapability(s.ctx, &protocol.RegistrationParams{Registrations: []protocol.Registration{{
+		ID: "fuzzls-watch", Method: "workspace/didChangeWatchedFiles", RegisterOptions: opts,
+	}}})
+	if err != nil {
+		s.logf(protocol.MessageTypeWarning, "registering for file events: %v", err)
+	}
+}
+
+// DidChangeWatchedFiles feeds the client's file events to the same batcher as
+// the daemon's own watcher.
+func (s *server) DidChangeWatchedFiles(ctx context.Context, params *protocol.DidChangeWatchedFilesParams) error {
+	for _, ch := range params.Changes {
+		if p, err := filePath(ch.URI); err == nil && relevantFile(p) {
+			s.changes.add(p)
+		}
+	}
+	return nil
+}
+
+func isWatchLimit(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE)
+}
+
+// A watcher watches directory trees with fsnotify, which is not recursive:
+// every directory is added by walking, and new ones as they appear.
+// Directories are watched, not files, since editors save by renaming a
+// temporary file into place. A rename is seen as a removal of the old name and
+// a creation of the new.
+type watcher struct {
+	fsw     *fsnotify.Watcher
+	changed func(path string) // a relevant file changed (was written, created, removed)
+	report  func(error)
+	done    chan struct{}
+}
+
+func newWatcher(changed func(string), report func(error)) (*watcher, error) {
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{fsw: fsw, changed: changed, report: report, done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+// skipDir reports whether a directory is never watched: VCS and dependency
+// trees and hidden directories. testdata is watched (testdata/fuzz holds the
+// seed corpus).
+func skipDir(name string) bool {
+	switch name {
+	case ".git", "vendor", "node_modules":
+		return true
+	}
+	return strings.HasPrefix(name, ".") && name != "." && name != ".."
+}
+
+// relevantFile reports whether a change of path can matter to a session: Go
+// sources, module files, and anything in a testdata/fuzz directory. Editor
+// backups and swap files are not.
+func relevantFile(path string) bool {
+	if strings.Contains(filepath.ToSlash(path), "/testdata/fuzz/") {
+		base := filepath.Base(path)
+		return !strings.HasPrefix(base, ".") && !strings.HasSuffix(base, "~")
+	}
+	base := filepath.Base(path)
+	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "#") {
+		return false
+	}
+	switch base {
+	case "go.mod", "go.sum", "go.work", "go.work.sum":
+		return true
+	}
+	return strings.HasSuffix(base, ".go")
+}
+
+// addTree watches root and every directory below it. With emit, files found
+// are reported as changed (a directory moved into place brings its files).
+func (w *watcher) addTree(root string) error {
+	return w.walk(root, false)
+}
+
+func (w *watcher) walk(root string, emit bool) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return err
+			}
+			return nil // vanished or unreadable below the root: skip it
+		}
+		if !d.IsDir() {
+			if emit && relevantFile(path) {
+				w.changed(path)
+			}
+			return nil
+		}
+		if path != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if err := w.fsw.Add(path); err != nil {
+			if isWatchLimit(err) {
+				return fmt.Errorf("watching %s: %w", path, err)
+			}
+			return nil
+		}
+		return nil
+	})
+}
+
+// loop drains fsnotify's channels promptly; the batcher does the waiting.
+func (w *watcher) loop() {
+	for {
+		select {
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			w.handle(ev)
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.report(err)
+		case <-w.done:
+			return
+		}
+	}
+}
+
+func (w *watcher) handle(ev fsnotify.Event) {
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+			if !skipDir(filepath.Base(ev.Name)) {
+				if err := w.walk(ev.Name, true); err != nil {
+					w.report(err)
+				}
+			}
+			if strings.Contains(filepath.ToSlash(ev.Name)+"/", "/testdata/fuzz/") {
+				w.changed(ev.Name)
+			}
+			return
+		}
+	}
+	if ev.Op == fsnotify.Chmod {
+		return
+	}
+	if relevantFile(ev.Name) {
+		w.changed(ev.Name)
+	}
+}
+
+func (w *watcher) close() {
+	close(w.done)
+	_ = w.fsw.Close()
+}
+
+// A batcher collects changed paths and hands them over in one batch once no
+// new path has come for quiet, or at the latest maxWait after the first, so a
+// burst of saves leads to one rebuild and a never-ending stream still to some.
+type batcher struct {
+	quiet, maxWait time.Duration
+	flush          func(paths []string)
+
+	mu       sync.Mutex
+	pending  map[string]struct{}
+	first    time.Time // when the first pending path came
+	deadline time.Time // when to flush
+	timer    *time.Timer
+	stopped  bool
+}
+
+func newBatcher(quiet, maxWait time.Duration, flush func([]string)) *batcher {
+	return &batcher{quiet: quiet, maxWait: maxWait, flush: flush, pending: map[string]struct{}{}}
+}
+
+func (b *batcher) add(path string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	now := time.Now()
+	if len(b.pending) == 0 {
+		b.first = now
+	}
+	b.pending[path] = struct{}{}
+	b.deadline = now.Add(b.quiet)
+	if limit := b.first.Add(b.maxWait); b.deadline.After(limit) {
+		b.deadline = limit
+	}
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.deadline.Sub(now), b.fire)
+	} else {
+		b.timer.Reset(b.deadline.Sub(now))
+	}
+}
+
+// fire runs on the timer's goroutine. A fire that lost the race with a later
+// add (which moved the deadline and reset the timer) does nothing.
+func (b *batcher) fire() {
+	b.mu.Lock()
+	if b.stopped || len(b.pending) == 0 || time.Now().Before(b.deadline) {
+		b.mu.Unlock()
+		return
+	}
+	paths := make([]string, 0, len(b.pending))
+	for p := range b.pending {
+		paths = append(paths, p)
+	}
+	b.pending = map[string]struct{}{}
+	b.mu.Unlock()
+	sort.Strings(paths)
+	b.flush(paths)
+}
+
+func (b *batcher) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}
