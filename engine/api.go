@@ -16,6 +16,7 @@ type Options struct {
 	FuzzTime     time.Duration // stop a session after this long; 0 = no limit
 	FuzzExecs    int64         // stop a session after this many executions; 0 = no limit
 	Log          io.Writer     // progress and diagnostics for humans; nil discards
+	Dict         string        // a dictionary file (AFL/libFuzzer syntax) for every target
 }
 
 // Target is one fuzz function found in a package's test files.

@@ -51,7 +51,7 @@ func (s *Session) fuzz() outcome {
 				events <- workerEvent{w: w, died: true}
 			}()
 			s.mu.Lock()
-			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
+			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen, Dict: s.dict}
 			for _, en := range s.corpus {
 				args.Corpus = append(args.Corpus, fuzzrt.Entry{Input: en.input})
 			}

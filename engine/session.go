@@ -40,6 +40,7 @@ type Session struct {
 	bySig     map[string]*Crash
 	byKey     map[string]*Crash // fuzzrt.FailureKey of the output → crash, for repeats
 	types     []string
+	dict      []string // tokens for the mutators: literals of the build, user dictionaries
 	started   time.Time
 	execsBase int64 // executions of workers that are gone
 	workers   []*workerProc
@@ -280,6 +281,10 @@ func (s *Session) prepare(rebuilt bool) error {
 	if err != nil {
 		return err
 	}
+	user, err := userDict(s.target, e.opts.Dict)
+	if err != nil {
+		return &BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)}
+	}
 	var inputs []string
 	for _, sd := range seeds.Inputs {
 		inputs = append(inputs, sd.Input)
@@ -290,6 +295,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	}
 	s.mu.Lock()
 	s.bin, s.types = bin, seeds.Types
+	s.dict = append(append([]string(nil), user...), bin.Dict...)
 	s.blocks = make([]Block, len(bin.Blocks))
 	for i, b := range bin.Blocks {
 		s.blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}

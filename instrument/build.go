@@ -31,6 +31,8 @@ type Binary struct {
 	// Inputs are the user files this build read (for deciding what a change affects).
 	Inputs  []string
 	Seconds float64
+	// Dict holds the literals of the instrumented packages, for the mutators.
+	Dict []string
 }
 
 // Block is one counter's range in the user's original file.
@@ -61,6 +63,9 @@ type Diagnostic struct {
 }
 
 func (e *BuildError) Error() string { return e.Output }
+
+// maxDict bounds the literals collected for the dictionary.
+const maxDict = 4096
 
 // Build instruments pkg and builds its test binary. The user's files are only read.
 func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error) {
@@ -96,6 +101,9 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 				return nil, err
 			}
 			bin.Inputs = append(bin.Inputs, name)
+			if len(bin.Dict) < maxDict {
+				bin.Dict = append(bin.Dict, Literals(name, data)...)
+			}
 			out, blocks, err := RewriteFile(name, data, i)
 			if err != nil {
 				berr.add(err)

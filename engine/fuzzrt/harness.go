@@ -18,6 +18,12 @@ type Harness struct {
 	Counters  [][]uint8
 	ExitHooks []*func()
 	TestMain  func(*testing.M)
+
+	// Comparison hooks of the files instrumented for comparisons: the flag each
+	// file's helpers check, the hook they call, and how many sites the file has.
+	CmpOn    []**bool
+	CmpHooks []*func(site int, a, b any)
+	CmpSites []int
 }
 
 // Main takes over the test binary when it was started by the coordinator (EnvMode
@@ -48,6 +54,8 @@ type runtimeState struct {
 	counters [][]uint8
 	total    int
 	mem      *Mem
+	cmp      cmpState
+	hasCmp   bool
 
 	outMu sync.Mutex
 	out   *bufio.Writer
@@ -75,6 +83,13 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook
 	}
+	base := 0
+	for i, p := range h.CmpOn {
+		*p = &rt.cmp.on
+		*h.CmpHooks[i] = rt.cmp.hook(base)
+		base += h.CmpSites[i]
+	}
+	rt.hasCmp = base > 0
 	return rt, nil
 }
 
@@ -104,3 +119,6 @@ func (rt *runtimeState) exitHook() {
 	n := runtime.Stack(buf, false)
 	rt.mem.SetExitSite(buf[:n])
 }
+
+// cmpEnabled reports whether any file was instrumented for comparisons.
+func (rt *runtimeState) cmpEnabled() bool { return rt.hasCmp }

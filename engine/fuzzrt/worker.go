@@ -40,7 +40,9 @@ var bucketBits = func() (t [256]uint8) {
 }()
 
 type corpusItem struct {
-	vals []any
+	vals   []any
+	cov    []uint32
+	weight float64
 }
 
 type worker struct {
@@ -52,7 +54,10 @@ type worker struct {
 	execs uint64
 
 	corpus []corpusItem
+	cum    []float64 // cumulative weights of corpus, for picking (see reweigh)
+	hits   []int32   // per counter: corpus entries reaching it
 	mut    *Mutator
+	tokens int // dictionary tokens added so far
 	maxLen int
 	types  []string
 
@@ -104,12 +109,12 @@ func (w *worker) handle(r Request) {
 		if err != nil {
 			return
 		}
-		w.corpus = append(w.corpus, corpusItem{vals: vals})
 		for _, c := range r.Add.Cov {
 			if i := int(c >> 8); i < len(w.seen) {
 				w.seen[i] |= uint8(c)
 			}
 		}
+		w.addItem(corpusItem{vals: vals, cov: r.Add.Cov})
 	case r.Exec != nil:
 		res := &ExecResult{ID: r.Exec.ID}
 		vals, err := Unmarshal([]byte(r.Exec.Input))
@@ -143,7 +148,6 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 		if err != nil {
 			continue
 		}
-		w.corpus = append(w.corpus, corpusItem{vals: vals})
 		w.execute(vals, true)
 	}
 	if len(w.corpus) == 0 {
@@ -151,9 +155,104 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 		for i, t := range a.Types {
 			vals[i] = ZeroValue(t)
 		}
-		w.corpus = append(w.corpus, corpusItem{vals: vals})
 		w.execute(vals, true)
 	}
+	if len(w.corpus) == 0 { // every initial entry failed: mutate the first anyway
+		vals := make([]any, len(a.Types))
+		for i, t := range a.Types {
+			vals[i] = ZeroValue(t)
+		}
+		w.corpus = append(w.corpus, corpusItem{vals: vals, weight: 1})
+	}
+	w.reweigh()
+}
+
+// addItem adds an entry to the local corpus and updates the weights.
+func (w *worker) addItem(it corpusItem) {
+	w.corpus = append(w.corpus, it)
+	w.reweigh()
+}
+
+// reweigh computes each entry's energy, an entropic-style score: entries that reach
+// blocks few other entries reach, and small entries, are picked more often.
+func (w *worker) reweigh() {
+	if len(w.hits) != len(w.seen) {
+		w.hits = make([]int32, len(w.seen))
+	} else {
+		clear(w.hits)
+	}
+	for _, it := range w.corpus {
+		for _, c := range it.cov {
+			if i := int(c >> 8); i < len(w.hits) {
+				w.hits[i]++
+			}
+		}
+	}
+	w.cum = w.cum[:0]
+	total := 0.0
+	for i := range w.corpus {
+		it := &w.corpus[i]
+		rare := 0.0
+		for _, c := range it.cov {
+			if j := int(c >> 8); j < len(w.hits) && w.hits[j] > 0 {
+				rare += 1 / float64(w.hits[j])
+			}
+		}
+		size := ValuesSize(it.vals)
+		sizeFactor := 1.0
+		switch {
+		case size > 4096:
+			sizeFactor = 0.25
+		case size > 256:
+			sizeFactor = 0.5
+		}
+		it.weight = (0.1 + rare) * sizeFactor
+		total += it.weight
+		w.cum = append(w.cum, total)
+	}
+}
+
+// pick chooses a corpus entry by weight.
+func (w *worker) pick() int {
+	if len(w.cum) != len(w.corpus) || len(w.corpus) == 0 {
+		return w.mut.Intn(len(w.corpus))
+	}
+	total := w.cum[len(w.cum)-1]
+	x := float64(w.mut.Rand().Uint64()>>11) / (1 << 53) * total
+	lo, hi := 0, len(w.cum)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if w.cum[mid] < x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// cmpRound runs one corpus entry with comparison recording on, then tries the
+// input-to-state candidates its comparisons suggest.
+func (w *worker) cmpRound() {
+	vals := w.corpus[w.pick()].vals
+	w.rt.cmp.on = true
+	out := w.run(vals)
+	w.rt.cmp.on = false
+	if out != "" {
+		w.rt.cmp.recs = nil
+		return
+	}
+	budget := 64
+	w.rt.cmp.candidates(vals, func(tok []byte) {
+		if w.tokens < 1024 {
+			w.tokens++
+			w.mut.AddDict([][]byte{tok})
+		}
+	}, func(cand []any) bool {
+		w.execute(cand, false)
+		budget--
+		return budget > 0 && len(w.reqs) == 0 && w.mut != nil
+	})
 }
 
 // loop fuzzes until a request disarms it. Requests are polled between executions.
@@ -166,10 +265,14 @@ func (w *worker) loop() {
 			continue
 		default:
 		}
-		src := w.corpus[w.mut.Intn(len(w.corpus))].vals
+		if n&63 == 63 && w.rt.cmpEnabled() {
+			w.cmpRound()
+			continue
+		}
+		src := w.corpus[w.pick()].vals
 		scratch = cloneInto(scratch, src)
 		if len(w.corpus) > 1 && w.mut.Intn(8) == 0 {
-			w.mut.Splice(scratch, w.corpus[w.mut.Intn(len(w.corpus))].vals, w.maxLen)
+			w.mut.Splice(scratch, w.corpus[w.pick()].vals, w.maxLen)
 		} else {
 			w.mut.Mutate(scratch, w.maxLen)
 		}
@@ -190,17 +293,22 @@ func (w *worker) execute(vals []any, initial bool) bool {
 		return false
 	}
 	if !w.hasNewCoverage() {
+		if initial { // keep every initial entry, with the coverage it has here
+			w.corpus = append(w.corpus, corpusItem{vals: vals, cov: w.coverage(nil)})
+		}
 		return false
 	}
 	cov := w.coverage(nil)
 	for _, c := range cov {
 		w.seen[c>>8] |= uint8(c)
 	}
-	if !initial {
-		w.corpus = append(w.corpus, corpusItem{vals: vals})
+	if initial {
+		w.corpus = append(w.corpus, corpusItem{vals: vals, cov: cov}) // reweighed once all are in
+	} else {
+		w.addItem(corpusItem{vals: vals, cov: cov})
 	}
 	w.rt.send(&Message{New: &Entry{Input: string(Marshal(vals)), Cov: cov}})
-	return !initial
+	return true
 }
 
 // run executes vals once, with the input saved in shared memory first.

@@ -1,0 +1,305 @@
+package fuzzrt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strconv"
+)
+
+// Comparison feedback (input-to-state, as REDQUEEN and go-fuzz's sonar do): the
+// instrumented code calls a hook with both operands of comparisons on the fuzzed
+// path, but only while cmpOn is set, which the worker does for one execution of an
+// entry now and then. Where one operand shows up in the input — raw, byte-swapped,
+// ±1, as decimal or hex text, as a varint — the other operand is tried there.
+
+const maxCmpRecords = 512
+
+// cmpRecord is one comparison seen during a recorded execution.
+type cmpRecord struct {
+	site int32
+	a, b any
+}
+
+// cmpState is the runtime side of the hooks. Owned by the worker goroutine, except
+// that hooks append from whatever goroutine the target runs them on while on is set.
+type cmpState struct {
+	on   bool
+	recs []cmpRecord
+	// tried remembers (site, operand) pairs already turned into candidates, so a
+	// comparison that keeps showing up costs nothing after the first time.
+	tried map[cmpKey]struct{}
+}
+
+type cmpKey struct {
+	site int32
+	b    string
+}
+
+func (c *cmpState) hook(base int) func(site int, a, b any) {
+	return func(site int, a, b any) {
+		if c.on && len(c.recs) < maxCmpRecords {
+			c.recs = append(c.recs, cmpRecord{site: int32(base + site), a: a, b: b})
+		}
+	}
+}
+
+// operand is a comparison operand in a form the mutations understand.
+type operand struct {
+	isInt bool
+	u     uint64 // integer bits (two's complement)
+	size  int    // bytes: 1, 2, 4, 8
+	isStr bool
+	s     []byte
+	isFlt bool
+	f     float64
+}
+
+func toOperand(v any) (operand, bool) {
+	switch x := v.(type) {
+	case int:
+		return operand{isInt: true, u: uint64(x), size: 8}, true
+	case int8:
+		return operand{isInt: true, u: uint64(x), size: 1}, true
+	case int16:
+		return operand{isInt: true, u: uint64(x), size: 2}, true
+	case int32:
+		return operand{isInt: true, u: uint64(x), size: 4}, true
+	case int64:
+		return operand{isInt: true, u: uint64(x), size: 8}, true
+	case uint:
+		return operand{isInt: true, u: uint64(x), size: 8}, true
+	case uint8:
+		return operand{isInt: true, u: uint64(x), size: 1}, true
+	case uint16:
+		return operand{isInt: true, u: uint64(x), size: 2}, true
+	case uint32:
+		return operand{isInt: true, u: uint64(x), size: 4}, true
+	case uint64:
+		return operand{isInt: true, u: x, size: 8}, true
+	case uintptr:
+		return operand{isInt: true, u: uint64(x), size: 8}, true
+	case float32:
+		return operand{isFlt: true, f: float64(x)}, true
+	case float64:
+		return operand{isFlt: true, f: x}, true
+	case string:
+		return operand{isStr: true, s: []byte(x)}, true
+	case []byte:
+		return operand{isStr: true, s: x}, true
+	}
+	return operand{}, false
+}
+
+// candidates turns the recorded comparisons into inputs derived from vals, calling
+// try for each (try returns false to stop), and feeds learned tokens to dict.
+func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) bool) {
+	if c.tried == nil {
+		c.tried = map[cmpKey]struct{}{}
+	}
+	recs := c.recs
+	c.recs = nil
+	for _, r := range recs {
+		a, ok1 := toOperand(r.a)
+		b, ok2 := toOperand(r.b)
+		if !ok1 || !ok2 {
+			continue
+		}
+		// Either operand may be the one derived from the input.
+		for _, pair := range [2][2]operand{{a, b}, {b, a}} {
+			from, to := pair[0], pair[1]
+			if equalOperand(from, to) {
+				continue
+			}
+			key := cmpKey{site: r.site, b: operandKey(to)}
+			if _, seen := c.tried[key]; seen {
+				continue
+			}
+			if len(c.tried) > 1<<16 {
+				clear(c.tried)
+			}
+			c.tried[key] = struct{}{}
+			if to.isStr && len(to.s) >= 2 && len(to.s) <= 64 {
+				dict(to.s)
+			}
+			if to.isInt && to.size >= 2 {
+				var buf [8]byte
+				binary.LittleEndian.PutUint64(buf[:], to.u)
+				dict(buf[:to.size])
+			}
+			for i := range vals {
+				for _, v := range replaceIn(vals[i], from, to) {
+					cand := CloneValues(vals)
+					cand[i] = v
+					if !try(cand) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+func equalOperand(a, b operand) bool {
+	switch {
+	case a.isInt && b.isInt:
+		return a.u == b.u
+	case a.isStr && b.isStr:
+		return bytes.Equal(a.s, b.s)
+	case a.isFlt && b.isFlt:
+		return a.f == b.f || (a.f != a.f && b.f != b.f)
+	}
+	return false
+}
+
+func operandKey(o operand) string {
+	switch {
+	case o.isInt:
+		return "i" + strconv.FormatUint(o.u, 16)
+	case o.isFlt:
+		return "f" + strconv.FormatUint(math.Float64bits(o.f), 16)
+	}
+	return "s" + string(o.s)
+}
+
+// replaceIn returns values derived from v with from replaced by to.
+func replaceIn(v any, from, to operand) []any {
+	switch x := v.(type) {
+	case []byte:
+		var out []any
+		for _, b := range replaceBytes(x, from, to) {
+			out = append(out, b)
+		}
+		return out
+	case string:
+		var out []any
+		for _, b := range replaceBytes([]byte(x), from, to) {
+			out = append(out, string(b))
+		}
+		return out
+	case float32, float64:
+		if from.isFlt && to.isFlt {
+			if f, _ := toOperand(v); f.f == from.f {
+				if _, ok := x.(float32); ok {
+					return []any{float32(to.f)}
+				}
+				return []any{to.f}
+			}
+		}
+		return nil
+	}
+	// An integer argument equal to from (as bits of its own width) becomes to, to±1.
+	cur, ok := toOperand(v)
+	if !ok || !cur.isInt || !from.isInt || !to.isInt {
+		return nil
+	}
+	mask := uint64(math.MaxUint64)
+	if cur.size < 8 {
+		mask = 1<<(8*cur.size) - 1
+	}
+	if cur.u&mask != from.u&mask {
+		return nil
+	}
+	var out []any
+	for _, d := range []uint64{0, 1, ^uint64(0)} {
+		out = append(out, setInt(v, to.u+d))
+	}
+	return out
+}
+
+// setInt returns u converted to v's integer type.
+func setInt(v any, u uint64) any {
+	switch v.(type) {
+	case int:
+		return int(u)
+	case int8:
+		return int8(u)
+	case int16:
+		return int16(u)
+	case int32:
+		return int32(u)
+	case int64:
+		return int64(u)
+	case uint:
+		return uint(u)
+	case uint8:
+		return uint8(u)
+	case uint16:
+		return uint16(u)
+	case uint32:
+		return uint32(u)
+	case uint64:
+		return u
+	case uintptr:
+		return uintptr(u)
+	}
+	return v
+}
+
+// replaceBytes finds encodings of from in data and writes the same encoding of to
+// there. Each result is a fresh slice.
+func replaceBytes(data []byte, from, to operand) [][]byte {
+	var out [][]byte
+	add := func(pat, rep []byte) {
+		if len(pat) == 0 || len(out) >= 16 {
+			return
+		}
+		for off := 0; off <= len(data)-len(pat) && len(out) < 16; {
+			i := bytes.Index(data[off:], pat)
+			if i < 0 {
+				return
+			}
+			i += off
+			n := make([]byte, 0, len(data)-len(pat)+len(rep))
+			n = append(append(append(n, data[:i]...), rep...), data[i+len(pat):]...)
+			out = append(out, n)
+			off = i + 1
+		}
+	}
+	switch {
+	case from.isStr && to.isStr:
+		add(from.s, to.s)
+		// A partial match (HasPrefix on a longer input): overwrite where its first
+		// bytes are, and try the token at the start and the end.
+		if len(from.s) > len(to.s) && len(to.s) > 0 {
+			add(from.s[:len(to.s)], to.s)
+		}
+		if len(out) == 0 && len(to.s) > 0 {
+			n := append(append([]byte(nil), to.s...), data[min(len(data), len(to.s)):]...)
+			out = append(out, n, append(append([]byte(nil), to.s...), data...), append(append([]byte(nil), data...), to.s...))
+		}
+	case from.isInt && to.isInt:
+		for _, d := range []uint64{0, 1, ^uint64(0)} {
+			t := to.u + d
+			if from.size > 1 {
+				le := func(u uint64) []byte {
+					var b [8]byte
+					binary.LittleEndian.PutUint64(b[:], u)
+					return b[:from.size]
+				}
+				be := func(u uint64) []byte {
+					var b [8]byte
+					binary.BigEndian.PutUint64(b[:], u)
+					return b[8-from.size:]
+				}
+				add(le(from.u), le(t))
+				add(be(from.u), be(t))
+			}
+			add([]byte(strconv.FormatInt(signExt(from.u, from.size), 10)), []byte(strconv.FormatInt(signExt(t, from.size), 10)))
+			add([]byte(strconv.FormatUint(from.u, 16)), []byte(strconv.FormatUint(t, 16)))
+			add(binary.AppendUvarint(nil, from.u), binary.AppendUvarint(nil, t))
+			if d == 0 && from.size == 1 {
+				add([]byte{byte(from.u)}, []byte{byte(t)})
+			}
+		}
+	}
+	return out
+}
+
+func signExt(u uint64, size int) int64 {
+	if size >= 8 {
+		return int64(u)
+	}
+	shift := uint(64 - 8*size)
+	return int64(u<<shift) >> shift
+}

@@ -1,0 +1,58 @@
+package instrument
+
+import (
+	"encoding/binary"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+)
+
+// Literals extracts dictionary tokens from a Go source file: string literals (2 to
+// 64 bytes), and integer literals of 16 bits or more, both as decimal text and as
+// little-endian bytes of the smallest width that holds them. Parsers compare their
+// input against exactly such constants.
+func Literals(filename string, src []byte) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), filename, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok {
+			return true
+		}
+		switch lit.Kind {
+		case token.STRING:
+			if s, err := strconv.Unquote(lit.Value); err == nil && len(s) >= 2 && len(s) <= 64 {
+				add(s)
+			}
+		case token.INT:
+			u, err := strconv.ParseUint(lit.Value, 0, 64)
+			if err != nil || u < 256 {
+				return true
+			}
+			add(strconv.FormatUint(u, 10))
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], u)
+			switch {
+			case u <= 0xffff:
+				add(string(b[:2]))
+			case u <= 0xffffffff:
+				add(string(b[:4]))
+			default:
+				add(string(b[:8]))
+			}
+		}
+		return true
+	})
+	return out
+}
