@@ -67,6 +67,7 @@ func TestCrashKinds(t *testing.T) {
 		{"os.Exit", "FuzzExit", KindExit, "MARK:exit", "crashers.go"},
 		{"log.Fatalf", "FuzzLogFatal", KindExit, "MARK:logfatal", "crashers.go"},
 		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},
+		{"unbounded allocation", "FuzzAlloc", KindOOM, "MARK:oom", "crashers.go"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.target, func(t *testing.T) {
@@ -74,7 +75,7 @@ func TestCrashKinds(t *testing.T) {
 			if tc.kind == KindHang {
 				timeout = 2 * time.Second
 			}
-			s, _ := fuzzOnce(t, dir, tc.target, Options{Parallel: 1, Timeout: timeout, MinimizeTime: 5 * time.Second})
+			s, _ := fuzzOnce(t, dir, tc.target, Options{Parallel: 1, Timeout: timeout, MinimizeTime: 5 * time.Second, RSSLimitMB: 300})
 			cs := s.Crashes()
 			if len(cs) != 1 {
 				t.Fatalf("%s: got %d crashes, want 1", tc.desc, len(cs))
@@ -82,7 +83,7 @@ func TestCrashKinds(t *testing.T) {
 			c := cs[0]
 			file := filepath.Join(dir, tc.file)
 			line := markerLine(t, file, tc.marker)
-			if c.Kind != tc.kind || c.File != file || (c.Line != line && !(tc.kind == KindHang && c.Line >= line && c.Line <= line+2)) {
+			if c.Kind != tc.kind || c.File != file || (c.Line != line && !((tc.kind == KindHang || tc.kind == KindOOM) && c.Line >= line && c.Line <= line+3)) {
 				t.Errorf("%s: got %s at %s:%d, want %s at %s:%d\nmessage: %s\noutput:\n%s", tc.desc, c.Kind, c.File, c.Line, tc.kind, file, line, c.Message, truncate(c.Output, 3000))
 			}
 			vals, err := fuzzrt.Unmarshal([]byte(c.Input))
@@ -256,5 +257,29 @@ func TestMultiArg(t *testing.T) {
 	os.WriteFile(filepath.Join(seedDir, "crash"), []byte(c.Input), 0o644)
 	if failed, out := goTestFails(t, dir, "FuzzClip"); !failed {
 		t.Errorf("go test passed on the minimized input:\n%s", out)
+	}
+}
+
+// TestKeepFuzzingDedup: with KeepFuzzing, many inputs hitting one bug make one
+// report with a count, and a second bug in the same target is reported on its own.
+func TestKeepFuzzingDedup(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	s, _ := fuzzOnce(t, dir, "FuzzTwoBugs", Options{Parallel: 2, KeepFuzzing: true, FuzzTime: 8 * time.Second, MinimizeTime: 2 * time.Second})
+	cs := s.Crashes()
+	kinds := map[string]*Crash{}
+	for _, c := range cs {
+		if kinds[c.Kind] != nil {
+			t.Errorf("two reports of kind %s: %s:%d and %s:%d", c.Kind, kinds[c.Kind].File, kinds[c.Kind].Line, c.File, c.Line)
+		}
+		kinds[c.Kind] = c
+	}
+	if len(cs) != 2 || kinds[KindPanic] == nil || kinds[KindError] == nil {
+		t.Fatalf("got %d reports (%v), want one panic and one error", len(cs), kinds)
+	}
+	if p := kinds[KindPanic]; p.Count < 2 {
+		t.Errorf("the panic was seen %d times; repeats are not counted", p.Count)
+	}
+	if e := kinds[KindError]; e.Line != markerLine(t, filepath.Join(dir, "crashers_test.go"), "MARK:twobugs") {
+		t.Errorf("error at line %d", e.Line)
 	}
 }

@@ -181,10 +181,9 @@ func (w *workerProc) release() {
 // stack), a worker whose resident memory passes the limit is killed.
 func (w *workerProc) watch(timeout time.Duration) {
 	defer close(w.watched)
-	tick := time.NewTicker(timeout / 20)
-	if timeout/20 > 250*time.Millisecond {
-		tick.Reset(250 * time.Millisecond)
-	}
+	// 50 ms: a target allocating without bound must be caught before it takes the
+	// machine down; reading /proc/<pid>/statm is cheap.
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	last, since := w.mem.Execs(), time.Now()
 	for {
@@ -198,7 +197,14 @@ func (w *workerProc) watch(timeout time.Duration) {
 				w.mu.Lock()
 				w.oom = true
 				w.mu.Unlock()
-				syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+				// SIGQUIT first: the runtime prints the stacks, which show the
+				// allocation. Memory still grows meanwhile, so SIGKILL follows soon.
+				w.cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-w.done:
+				case <-time.After(time.Second):
+					syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+				}
 				return
 			}
 		}

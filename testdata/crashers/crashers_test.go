@@ -54,3 +54,14 @@ func FuzzNoBug(f *testing.F) {
 		}
 	})
 }
+
+func FuzzTwoBugs(f *testing.F) {
+	f.Add("boo")
+	f.Add("bam")
+	f.Fuzz(func(t *testing.T, s string) {
+		Panic(s)
+		if len(s) >= 4 && s[:4] == "bam!" {
+			t.Errorf("bam: %q", s) // MARK:twobugs
+		}
+	})
+}
