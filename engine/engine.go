@@ -22,6 +22,7 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[*Session]bool
 	buildMu  sync.Mutex
+	sched    *scheduler
 }
 
 // New returns an Engine that reports to observe (called from engine goroutines; it
@@ -49,7 +50,7 @@ func New(opts Options, observe func(Event)) *Engine {
 		observe = func(Event) {}
 	}
 	os.MkdirAll(filepath.Join(opts.CacheDir, "tmp"), 0o755)
-	return &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}}
+	return &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel)}
 }
 
 // Options returns the engine's options with defaults filled in.
@@ -120,12 +121,4 @@ func (e *Engine) Start(t Target) *Session {
 		e.mu.Unlock()
 	}()
 	return s
-}
-
-// share is how many workers a session that starts fuzzing now gets.
-func (e *Engine) share() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := e.opts.Parallel / max(1, len(e.sessions))
-	return max(1, n)
 }

@@ -75,7 +75,11 @@ func TestCrashKinds(t *testing.T) {
 			if tc.kind == KindHang {
 				timeout = 2 * time.Second
 			}
-			s, _ := fuzzOnce(t, dir, tc.target, Options{Parallel: 1, Timeout: timeout, MinimizeTime: 5 * time.Second, RSSLimitMB: 300})
+			rss := 0 // the default 2 GiB leaves room for a 1 GB stack to overflow
+			if tc.kind == KindOOM {
+				rss = 300
+			}
+			s, _ := fuzzOnce(t, dir, tc.target, Options{Parallel: 1, Timeout: timeout, MinimizeTime: 5 * time.Second, RSSLimitMB: rss})
 			cs := s.Crashes()
 			if len(cs) != 1 {
 				t.Fatalf("%s: got %d crashes, want 1", tc.desc, len(cs))
@@ -281,5 +285,54 @@ func TestKeepFuzzingDedup(t *testing.T) {
 	}
 	if e := kinds[KindError]; e.Line != markerLine(t, filepath.Join(dir, "crashers_test.go"), "MARK:twobugs") {
 		t.Errorf("error at line %d", e.Line)
+	}
+}
+
+// TestSharedCores: three targets on two worker slots all get fuzzed, and together
+// they never run more than two workers.
+func TestSharedCores(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	e := New(Options{CacheDir: t.TempDir(), Parallel: 2, FuzzTime: 12 * time.Second}, nil)
+	defer e.Close()
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ss []*Session
+	for _, tg := range targets {
+		if strings.HasPrefix(tg.Name, "FuzzNoBug") {
+			ss = append(ss, e.Start(tg))
+		}
+	}
+	if len(ss) != 3 {
+		t.Fatalf("want 3 targets, got %d", len(ss))
+	}
+	maxLive := 0
+	done := make(chan struct{})
+	go func() {
+		for _, s := range ss {
+			s.Wait()
+		}
+		close(done)
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-time.After(20 * time.Millisecond):
+			n := 0
+			for _, s := range ss {
+				n += len(s.liveWorkers())
+			}
+			maxLive = max(maxLive, n)
+		}
+	}
+	if maxLive > 2 {
+		t.Errorf("%d workers ran at once on 2 slots", maxLive)
+	}
+	for _, s := range ss {
+		if st := s.Stats(); st.Execs == 0 {
+			t.Errorf("%s never ran", st.Target.Name)
+		}
 	}
 }

@@ -26,7 +26,10 @@ func (s *Session) fuzz() outcome {
 	e := s.e
 	o := e.opts
 	events := make(chan workerEvent, 256)
-	n := e.share()
+	allot := e.sched.join(s)
+	defer e.sched.leave(s)
+	want := 0          // workers the scheduler gives this session now
+	startFailures := 0 // workers that could not be started at all
 	s.mu.Lock()
 	bin := s.bin
 	if s.started.IsZero() {
@@ -36,6 +39,9 @@ func (s *Session) fuzz() outcome {
 	s.setState("fuzzing")
 
 	start := func() *workerProc {
+		if !e.sched.acquire() {
+			return nil
+		}
 		for attempt := 0; attempt < 3; attempt++ {
 			w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB, o.Timeout)
 			if err != nil {
@@ -61,25 +67,45 @@ func (s *Session) fuzz() outcome {
 			w.send(&fuzzrt.Request{Fuzz: args})
 			return w
 		}
+		e.sched.release()
+		startFailures++
 		return nil
 	}
-	for i := 0; i < n; i++ {
-		start()
-	}
-	stopAll := func() {
-		s.mu.Lock()
-		ws := s.workers
-		s.workers = nil
-		s.mu.Unlock()
+	stopWorkers := func(ws []*workerProc) {
 		for _, w := range ws {
 			w.kill()
 			s.mu.Lock()
 			s.execsBase += int64(w.mem.Execs())
 			s.mu.Unlock()
 			w.release()
+			e.sched.release()
 		}
 	}
+	stopAll := func() {
+		s.mu.Lock()
+		ws := s.workers
+		s.workers = nil
+		s.mu.Unlock()
+		stopWorkers(ws)
+	}
 	defer stopAll()
+	// resize starts or stops workers to match the allotment.
+	resize := func(n int) {
+		want = n
+		for len(s.liveWorkers()) < n {
+			if start() == nil {
+				break
+			}
+		}
+		s.mu.Lock()
+		var extra []*workerProc
+		if len(s.workers) > n {
+			extra = append(extra, s.workers[n:]...)
+			s.workers = s.workers[:n]
+		}
+		s.mu.Unlock()
+		stopWorkers(extra)
+	}
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -96,6 +122,8 @@ func (s *Session) fuzz() outcome {
 			return outStopped
 		case <-s.rebuildCh:
 			return outRebuild
+		case n := <-allot:
+			resize(n)
 		case <-deadline:
 			s.emitStats()
 			return outFinished
@@ -108,7 +136,9 @@ func (s *Session) fuzz() outcome {
 			if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
 				return outFinished
 			}
-			if len(s.liveWorkers()) == 0 {
+			for len(s.liveWorkers()) < want && start() != nil {
+			}
+			if want > 0 && len(s.liveWorkers()) == 0 && startFailures >= 3 {
 				// Every restart failed: nothing more can be done with this binary.
 				fmt.Fprintf(o.Log, "fuzzls: %s: no worker could be started\n", s.target.Name)
 				return outFinished
@@ -118,6 +148,7 @@ func (s *Session) fuzz() outcome {
 				if !s.removeWorker(ev.w) {
 					continue // killed by us
 				}
+				e.sched.release()
 				f, input := s.deathFailure(ev.w)
 				ev.w.release()
 				if input != "" && f.kind == KindExit && f.exitSignal && !s.confirm(f, input) {
@@ -132,7 +163,9 @@ func (s *Session) fuzz() outcome {
 				} else if f.output != "" {
 					fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s\n", s.target.Name, f.output)
 				}
-				start()
+				if len(s.liveWorkers()) < want {
+					start()
+				}
 				continue
 			}
 			switch m := ev.msg; {

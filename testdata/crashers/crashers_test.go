@@ -65,3 +65,19 @@ func FuzzTwoBugs(f *testing.F) {
 		}
 	})
 }
+
+func FuzzNoBugInt(f *testing.F) {
+	f.Fuzz(func(t *testing.T, n int, ok bool) {
+		if ok && n > 10 {
+			_ = n * 2
+		}
+	})
+}
+
+func FuzzNoBugBytes(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 3 && b[0] == 'x' {
+			_ = b[1:]
+		}
+	})
+}
