@@ -61,6 +61,7 @@ type Crash struct {
 	Output    string  // the raw failure text (error or stderr excerpt)
 	Input     string  // the failing input in the `go test fuzz v1` format
 	Minimized bool    // Input is the result of minimization
+	Flaky     bool    // the input did not fail again when replayed: not minimized
 	Path      string  // where Input is saved in the cache directory
 	Count     int     // how many times this failure was seen
 }
@@ -102,8 +103,8 @@ type BuildEvent struct {
 // StatsEvent is sent every few seconds per running session.
 type StatsEvent struct{ Stats Stats }
 
-// CrashEvent is sent when a new distinct failure is found, again when its
-// minimization ends (Crash.Minimized), and when a repeat bumps Crash.Count.
+// CrashEvent is sent when a new distinct failure is found, and again when its
+// minimization ends (Crash.Minimized) or it turns out flaky (Crash.Flaky).
 type CrashEvent struct{ Crash *Crash }
 
 // CrashFixedEvent is sent when a rebuilt binary no longer fails on a crash's input.

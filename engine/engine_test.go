@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -334,5 +335,76 @@ func TestSharedCores(t *testing.T) {
 		if st := s.Stats(); st.Execs == 0 {
 			t.Errorf("%s never ran", st.Target.Name)
 		}
+	}
+}
+
+// TestFlaky: a failure that does not happen again on replay is reported as flaky.
+func TestFlaky(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	s, _ := fuzzOnce(t, dir, "FuzzFlaky", Options{Parallel: 1})
+	cs := s.Crashes()
+	if len(cs) != 1 || !cs[0].Flaky || cs[0].Minimized {
+		t.Fatalf("crashes = %+v, want one flaky, not minimized", cs)
+	}
+}
+
+// TestNativeCacheWarmStart: entries in go test -fuzz's cache ($GOCACHE/fuzz) seed
+// the run.
+func TestNativeCacheWarmStart(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	gocache := t.TempDir()
+	t.Setenv("GOCACHE", gocache)
+	native := filepath.Join(gocache, "fuzz", "example.com", "crashers", "FuzzSecret")
+	os.MkdirAll(native, 0o755)
+	input := fuzzrt.Marshal([]any{"open sesame, 42 times"})
+	os.WriteFile(filepath.Join(native, fuzzrt.FileName(input)), input, 0o644)
+	os.WriteFile(filepath.Join(native, "garbage"), []byte("not a corpus file"), 0o644)
+	s, _ := fuzzOnce(t, dir, "FuzzSecret", Options{Parallel: 1, FuzzTime: 30 * time.Second, MinimizeTime: time.Second})
+	cs := s.Crashes()
+	if len(cs) != 1 || cs[0].Message != "secret found" {
+		t.Fatalf("crashes = %+v, want the secret", cs)
+	}
+}
+
+// TestCorpusMinimization: minimizing keeps every covered block reachable from the
+// kept entries and deletes the dropped ones from the cache.
+func TestCorpusMinimization(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	cache := t.TempDir()
+	s, _ := fuzzOnce(t, dir, "FuzzNoBugBytes", Options{Parallel: 2, CacheDir: cache, FuzzTime: 4 * time.Second})
+	t.Logf("stats %+v", s.Stats())
+	s.mu.Lock()
+	// Add redundant entries: copies of what is there with the same coverage.
+	var extra []entry
+	for i, en := range s.corpus {
+		dup := entry{input: string(fuzzrt.Marshal([]any{[]byte(fmt.Sprintf("dup-%d", i))})), cov: en.cov}
+		extra = append(extra, dup)
+	}
+	s.corpus = append(s.corpus, extra...)
+	s.mu.Unlock()
+	for _, en := range extra {
+		writeEntry(corpusDir(cache, s.target), en.input)
+	}
+	want := map[uint32]bool{}
+	for _, en := range s.corpus {
+		for _, c := range en.cov {
+			want[c] = true
+		}
+	}
+	before, after := s.minimizeCorpus()
+	if after >= before {
+		t.Fatalf("nothing dropped: %d → %d", before, after)
+	}
+	got := map[uint32]bool{}
+	for _, en := range s.corpus {
+		for _, c := range en.cov {
+			got[c] = true
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("minimized corpus reaches %d (block, bucket) pairs, the full one %d", len(got), len(want))
+	}
+	if n := len(corpusFiles(t, corpusDir(cache, s.target))); n > after {
+		t.Errorf("%d files left in the cache for %d entries", n, after)
 	}
 }

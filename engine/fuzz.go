@@ -133,6 +133,10 @@ func (s *Session) fuzz() outcome {
 				lastCovered = st.Covered
 				e.observe(&CoverageEvent{Target: s.target})
 			}
+			if st.Corpus >= s.cminThreshold() {
+				before, after := s.minimizeCorpus()
+				fmt.Fprintf(o.Log, "fuzzls: %s: corpus minimized from %d to %d entries\n", s.target.Name, before, after)
+			}
 			if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
 				return outFinished
 			}
@@ -185,6 +189,12 @@ func (s *Session) fuzz() outcome {
 			}
 		}
 	}
+}
+
+func (s *Session) cminThreshold() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cminAt
 }
 
 func (s *Session) liveWorkers() []*workerProc {
@@ -352,6 +362,16 @@ func (s *Session) minimizeCrash(c *Crash, sig string) {
 	fails := func(cand []any) bool {
 		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
 		return ok && f != nil && f.signature() == sig
+	}
+	// An input that does not fail again on a fresh worker is flaky: reported as
+	// such, with the input as found, rather than minimized against noise.
+	if !fails(vals) && ctx.Err() == nil && !fails(vals) && ctx.Err() == nil {
+		s.mu.Lock()
+		c.Flaky = true
+		cc := *c
+		s.mu.Unlock()
+		s.e.observe(&CrashEvent{Crash: &cc})
+		return
 	}
 	min := minimize(ctx, vals, fails)
 	minInput := string(fuzzrt.Marshal(min))

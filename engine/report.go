@@ -61,7 +61,7 @@ func (r *Reporter) Observe(ev Event) {
 			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks)
 	case *CrashEvent:
 		c := ev.Crash
-		if !c.Minimized {
+		if !c.Minimized && !c.Flaky {
 			fmt.Fprintf(r.W, "%s: found a failure (%s: %s), minimizing…\n", c.Target.Name, c.Kind, firstLine(c.Message))
 			return
 		}
@@ -92,7 +92,7 @@ func (r *Reporter) json(ev Event) {
 			"execs": st.Execs, "execsPerSec": st.ExecsPerSec, "corpus": st.Corpus, "covered": st.Covered, "blocks": st.Blocks}
 	case *CrashEvent:
 		c := ev.Crash
-		if c.Minimized {
+		if c.Minimized || c.Flaky {
 			r.crashes++
 		}
 		frames := c.Frames
@@ -101,7 +101,7 @@ func (r *Reporter) json(ev Event) {
 		}
 		obj = map[string]any{"event": "crash", "id": c.ID, "target": c.Target.Name, "package": c.Target.Package, "kind": c.Kind,
 			"message": c.Message, "file": c.File, "line": c.Line, "frames": frames, "input": c.Input,
-			"minimized": c.Minimized, "path": c.Path, "count": c.Count}
+			"minimized": c.Minimized, "flaky": c.Flaky, "path": c.Path, "count": c.Count}
 	case *CrashFixedEvent:
 		obj = map[string]any{"event": "fixed", "id": ev.Crash.ID, "target": ev.Crash.Target.Name}
 	case *DoneEvent:
@@ -120,7 +120,11 @@ func (r *Reporter) json(ev Event) {
 // (user frames first), the input, where it is saved and how to replay it.
 func FormatCrash(c *Crash) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- FAIL: %s (%s)\n", c.Target.Name, c.Kind)
+	flaky := ""
+	if c.Flaky {
+		flaky = ", flaky: it did not fail again on replay"
+	}
+	fmt.Fprintf(&b, "--- FAIL: %s (%s%s)\n", c.Target.Name, c.Kind, flaky)
 	for _, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {
 		fmt.Fprintf(&b, "    %s\n", l)
 	}

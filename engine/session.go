@@ -45,6 +45,7 @@ type Session struct {
 	execsBase int64 // executions of workers that are gone
 	workers   []*workerProc
 	rate      rateMeter
+	cminAt    int // corpus size that triggers the next minimizeCorpus
 }
 
 // entry is one corpus entry as the coordinator keeps it.
@@ -56,7 +57,7 @@ type entry struct {
 func newSession(e *Engine, t Target) *Session {
 	return &Session{e: e, target: t, state: "building",
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		bySig: map[string]*Crash{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}}
+		bySig: map[string]*Crash{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst}
 }
 
 // Target returns the session's target.

@@ -90,7 +90,14 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 		importPath string
 		files      []string
 	}
-	units := []unit{{pkg.ImportPath, pkg.GoFiles}}
+	// Test files are instrumented too: fuzz functions often hold logic of their
+	// own (round trips, invariants). External test files only when the harness is
+	// in the external package, the only place their counters are visible from.
+	_, external := generateHarness(pkg, nil, "")
+	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...)}}
+	if external && len(pkg.XTestFiles) > 0 {
+		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles})
+	}
 	for _, d := range pkg.Deps {
 		units = append(units, unit{d.ImportPath, d.GoFiles})
 	}
@@ -125,8 +132,9 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 			files = append(files, instrumented{importPath: u.importPath, index: i})
 		}
 	}
-	bin.Inputs = append(bin.Inputs, pkg.TestFiles...)
-	bin.Inputs = append(bin.Inputs, pkg.XTestFiles...)
+	if !external {
+		bin.Inputs = append(bin.Inputs, pkg.XTestFiles...)
+	}
 	if len(berr.Diagnostics) > 0 {
 		return nil, &berr
 	}

@@ -1,6 +1,9 @@
 package crashers
 
-import "testing"
+import (
+	"crypto/sha256"
+	"testing"
+)
 
 func FuzzPanic(f *testing.F) {
 	f.Add("boo")
@@ -78,6 +81,27 @@ func FuzzNoBugBytes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 3 && b[0] == 'x' {
 			_ = b[1:]
+		}
+	})
+}
+
+var calls int
+
+// FuzzFlaky fails on its 3000th call in a process, whatever the input.
+func FuzzFlaky(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		if calls++; calls == 3000 {
+			panic("flaky") // MARK:flaky
+		}
+	})
+}
+
+// FuzzSecret fails only on an input no fuzzer finds: it can come only from a
+// corpus (the warm-start test puts it in the native engine's cache).
+func FuzzSecret(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		if sha256.Sum256([]byte(s)) == sha256.Sum256([]byte("open sesame, 42 times")) {
+			panic("secret found") // MARK:secret
 		}
 	})
 }
