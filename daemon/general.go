@@ -392,6 +392,7 @@ func (st settings) engineOptions(log io.Writer) engine.Options {
 		KeepFuzzing: st.KeepFuzzing,
 		RSSLimitMB:  st.RSSLimitMB,
 		Log:         log,
+		Persistent:  true,
 	}
 }
 

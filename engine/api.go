@@ -17,6 +17,9 @@ type Options struct {
 	FuzzExecs    int64         // stop a session after this many executions; 0 = no limit
 	Log          io.Writer     // progress and diagnostics for humans; nil discards
 	Dict         string        // a dictionary file (AFL/libFuzzer syntax) for every target
+	// Persistent sessions (the daemon's) outlive a build error, a failure without
+	// KeepFuzzing and the end of FuzzTime: they wait for the next Rebuild or Stop.
+	Persistent bool
 }
 
 // Target is one fuzz function found in a package's test files.

@@ -231,7 +231,7 @@ func (s *Session) run() {
 			s.mu.Lock()
 			s.state, s.err = "error", err
 			s.mu.Unlock()
-			if !o.KeepFuzzing { // headless: a build error ends the run
+			if !o.Persistent { // headless: a build error ends the run
 				return
 			}
 			select {
@@ -246,8 +246,19 @@ func (s *Session) run() {
 		s.err = nil
 		s.mu.Unlock()
 		switch s.fuzz() {
-		case outStopped, outFinished:
+		case outStopped:
 			return
+		case outFinished:
+			if !o.Persistent {
+				return
+			}
+			s.setState("stopped")
+			select {
+			case <-s.stopCh:
+				return
+			case <-s.rebuildCh:
+			}
+			rebuilt = true
 		case outRebuild:
 			rebuilt = true
 		}
