@@ -1,0 +1,62 @@
+// Finding the fuzzls binary: the fuzzls.path setting, else the one shipped in the
+// extension for this platform, else `fuzzls` on PATH. No VS Code dependency.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface BinaryChoice {
+	command: string;
+	/** Where it came from, for the log. */
+	source: 'setting' | 'bundled' | 'PATH';
+}
+
+/** platformDir is the folder name under bin/ for a platform, as vsce's targets name them. */
+export function platformDir(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string {
+	const os = platform === 'win32' ? 'win32' : platform;
+	return `${os}-${arch}`;
+}
+
+export function exeName(platform: NodeJS.Platform = process.platform): string {
+	return platform === 'win32' ? 'fuzzls.exe' : 'fuzzls';
+}
+
+function isFile(p: string): boolean {
+	try {
+		return fs.statSync(p).isFile();
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * ensureExecutable sets the execute bits of a bundled binary that lost them (an
+ * unzip that drops file modes); errors are left to the spawn that follows.
+ */
+export function ensureExecutable(p: string): void {
+	try {
+		fs.accessSync(p, fs.constants.X_OK);
+	} catch {
+		try {
+			fs.chmodSync(p, 0o755);
+		} catch {
+			// reported when the client fails to start it
+		}
+	}
+}
+
+/**
+ * findBinary chooses the daemon binary. setting is fuzzls.path (a leading ~ is the
+ * home folder); extensionPath is the extension's installation folder.
+ */
+export function findBinary(setting: string, extensionPath: string, exists: (p: string) => boolean = isFile): BinaryChoice {
+	const s = setting.trim();
+	if (s !== '') {
+		const home = process.env.HOME ?? '';
+		return { command: s === '~' || s.startsWith('~/') ? home + s.slice(1) : s, source: 'setting' };
+	}
+	const bundled = path.join(extensionPath, 'bin', platformDir(), exeName());
+	if (exists(bundled)) {
+		return { command: bundled, source: 'bundled' };
+	}
+	return { command: exeName(), source: 'PATH' };
+}

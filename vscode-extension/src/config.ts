@@ -1,0 +1,104 @@
+// Reading the fuzzls.* settings. No VS Code dependency: the caller passes a getter
+// (vscode.WorkspaceConfiguration.get bound to the "fuzzls" section).
+
+/** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
+export type Getter = <T>(key: string, defaultValue: T) => T;
+
+export type AutoStart = 'off' | 'openFiles' | 'workspace';
+
+/**
+ * DaemonSettings are the settings the daemon uses. The extension sends them as
+ * `initializationOptions` and, on a change, as
+ * `workspace/didChangeConfiguration` `{settings: {fuzzls: DaemonSettings}}`.
+ * Durations are Go duration strings ("10s"); empty strings and zeros mean the
+ * daemon's defaults.
+ */
+export interface DaemonSettings {
+	autoStart: AutoStart;
+	parallel: number;
+	keepFuzzing: boolean;
+	timeout: string;
+	rssLimitMB: number;
+	cacheDir: string;
+}
+
+/** The section of the settings, and the key under which didChangeConfiguration sends them. */
+export const section = 'fuzzls';
+
+/** Settings whose change needs the daemon restarted rather than told. */
+export const restartSettings = ['path'];
+
+const autoStarts: readonly AutoStart[] = ['off', 'openFiles', 'workspace'];
+
+function int(v: unknown, def: number): number {
+	return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : def;
+}
+
+/** daemonSettings reads the settings the daemon needs, falling back to defaults on nonsense. */
+export function daemonSettings(get: Getter): DaemonSettings {
+	const autoStart = get<string>('autoStart', 'off');
+	const timeout = get<string>('timeout', '10s');
+	const cacheDir = get<string>('cacheDir', '');
+	return {
+		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? (autoStart as AutoStart) : 'off',
+		parallel: int(get<number>('parallel', 0), 0),
+		keepFuzzing: get<boolean>('keepFuzzing', true) !== false,
+		timeout: typeof timeout === 'string' && timeout.trim() !== '' ? timeout.trim() : '10s',
+		rssLimitMB: int(get<number>('rssLimitMB', 2048), 2048),
+		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : '',
+	};
+}
+
+/** didChangeConfigurationSettings is the `settings` member of didChangeConfiguration. */
+export function didChangeConfigurationSettings(s: DaemonSettings): { [section]: DaemonSettings } {
+	return { [section]: s };
+}
+
+export type DecoratorType = 'highlight' | 'gutter' | 'both';
+
+export interface CoverageDecorator {
+	type: DecoratorType;
+	coveredHighlightColor: string;
+	uncoveredHighlightColor: string;
+	showCovered: boolean;
+	showUncovered: boolean;
+}
+
+export const defaultDecorator: CoverageDecorator = {
+	type: 'highlight',
+	coveredHighlightColor: 'rgba(64,128,128,0.3)',
+	uncoveredHighlightColor: 'rgba(128,64,64,0.3)',
+	showCovered: true,
+	showUncovered: true,
+};
+
+/** coverageDecorator reads fuzzls.coverageDecorator; a string is taken as the type. */
+export function coverageDecorator(get: Getter): CoverageDecorator {
+	const raw = get<unknown>('coverageDecorator', defaultDecorator);
+	const d: CoverageDecorator = { ...defaultDecorator };
+	const o: Record<string, unknown> = typeof raw === 'string' ? { type: raw } : raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
+	if (o.type === 'highlight' || o.type === 'gutter' || o.type === 'both') {
+		d.type = o.type;
+	}
+	if (typeof o.coveredHighlightColor === 'string' && o.coveredHighlightColor) {
+		d.coveredHighlightColor = o.coveredHighlightColor;
+	}
+	if (typeof o.uncoveredHighlightColor === 'string' && o.uncoveredHighlightColor) {
+		d.uncoveredHighlightColor = o.uncoveredHighlightColor;
+	}
+	if (typeof o.showCovered === 'boolean') {
+		d.showCovered = o.showCovered;
+	}
+	if (typeof o.showUncovered === 'boolean') {
+		d.showUncovered = o.showUncovered;
+	}
+	return d;
+}
+
+function expandHome(p: string): string {
+	const home = process.env.HOME;
+	if (home && (p === '~' || p.startsWith('~/'))) {
+		return home + p.slice(1);
+	}
+	return p;
+}

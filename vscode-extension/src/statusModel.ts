@@ -1,0 +1,101 @@
+// Aggregating fuzzls/status into what the status bar and the Fuzzing view show.
+// No VS Code dependency.
+
+import { StateBuilding, StateError, StateFuzzing, type SessionStatus, type StatusParams } from './protocol';
+
+export interface Summary {
+	/** Sessions building or fuzzing. */
+	running: number;
+	/** Sum of execs/s over fuzzing sessions. */
+	execsPerSec: number;
+	/** Crashes over all sessions. */
+	crashes: number;
+	/** Sessions in the error state. */
+	errors: number;
+	sessions: number;
+}
+
+export function summarize(params: StatusParams | undefined): Summary {
+	const s: Summary = { running: 0, execsPerSec: 0, crashes: 0, errors: 0, sessions: 0 };
+	for (const x of params?.sessions ?? []) {
+		s.sessions++;
+		if (x.state === StateFuzzing || x.state === StateBuilding) {
+			s.running++;
+		}
+		if (x.state === StateFuzzing) {
+			s.execsPerSec += x.execsPerSec;
+		}
+		if (x.state === StateError) {
+			s.errors++;
+		}
+		s.crashes += x.crashes;
+	}
+	return s;
+}
+
+/** formatRate writes 950, 12.3k, 1.2M. */
+export function formatRate(n: number): string {
+	if (n < 1000) {
+		return String(Math.round(n));
+	}
+	if (n < 1e6) {
+		return `${(n / 1e3).toFixed(n < 1e4 ? 2 : 1).replace(/\.?0+$/, '')}k`;
+	}
+	return `${(n / 1e6).toFixed(1).replace(/\.0$/, '')}M`;
+}
+
+function plural(n: number, word: string): string {
+	return `${n} ${word}${n === 1 ? '' : 'es'}`;
+}
+
+/** statusText is the status bar item's text (with a codicon). */
+export function statusText(s: Summary): string {
+	if (s.sessions === 0 || (s.running === 0 && s.crashes === 0 && s.errors === 0)) {
+		return '$(beaker) fuzzls';
+	}
+	const parts: string[] = [];
+	if (s.running > 0) {
+		parts.push(`${s.running} running`, `${formatRate(s.execsPerSec)} execs/s`);
+	}
+	if (s.crashes > 0) {
+		parts.push(plural(s.crashes, 'crash'));
+	}
+	if (s.errors > 0) {
+		parts.push(`${s.errors} failed`);
+	}
+	const icon = s.crashes > 0 ? '$(bug)' : s.running > 0 ? '$(sync~spin)' : '$(beaker)';
+	return `${icon} fuzzls: ${parts.join(' · ')}`;
+}
+
+/** sessionLine describes one session in a line (tooltips, the view, test output). */
+export function sessionLine(x: SessionStatus): string {
+	const parts = [`${x.name}: ${x.state}`];
+	if (x.state === StateFuzzing) {
+		parts.push(`${formatRate(x.execsPerSec)} execs/s`);
+	}
+	if (x.blocks > 0) {
+		parts.push(`${x.covered}/${x.blocks} blocks`);
+	}
+	parts.push(`corpus ${x.corpus}`);
+	if (x.crashes > 0) {
+		parts.push(plural(x.crashes, 'crash'));
+	}
+	if (x.message) {
+		parts.push(x.message);
+	}
+	return parts.join(' · ');
+}
+
+/** Packages groups sessions by package, both sorted by name (the Fuzzing view's tree). */
+export function byPackage(params: StatusParams | undefined): Map<string, SessionStatus[]> {
+	const m = new Map<string, SessionStatus[]>();
+	const sorted = [...(params?.sessions ?? [])].sort(
+		(a, b) => a.package.localeCompare(b.package) || a.name.localeCompare(b.name),
+	);
+	for (const x of sorted) {
+		const list = m.get(x.package) ?? [];
+		list.push(x);
+		m.set(x.package, list);
+	}
+	return m;
+}

@@ -1,0 +1,258 @@
+// The Testing API: fuzz targets in the Test Explorer (package folder → target),
+// found by reading the workspace's _test.go files. The "Fuzz" run profile starts
+// the selected targets in the daemon (fuzzls.start) and stops them when the run is
+// cancelled (fuzzls.stop); a target fails when it has crashes. The "Coverage"
+// profile shows the last fuzzls/coverage of the targets in VS Code's coverage UI.
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { FuzzlsContext } from './context';
+import { crashes } from './crashInput';
+import { CommandStart, CommandStop, StateError, StateStopped, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
+import { sessionLine } from './statusModel';
+import { findFuzzTargets } from './targets';
+import { toVscode } from './coverage';
+
+const exclude = '**/{vendor,node_modules,testdata,.git}/**';
+
+export class FuzzTests implements vscode.Disposable {
+	readonly controller: vscode.TestController;
+	private readonly disposables: vscode.Disposable[] = [];
+	private readonly details = new WeakMap<vscode.FileCoverage, vscode.FileCoverageDetail[]>();
+
+	constructor(private readonly ctx: FuzzlsContext) {
+		const c = vscode.tests.createTestController('fuzzls', 'Fuzz targets');
+		this.controller = c;
+		c.refreshHandler = () => this.discover();
+		c.createRunProfile('Fuzz', vscode.TestRunProfileKind.Run, (req, tok) => this.fuzz(req, tok), true);
+		const cov = c.createRunProfile('Corpus coverage', vscode.TestRunProfileKind.Coverage, (req) => this.coverage(req), true);
+		cov.loadDetailedCoverage = async (_run, fc) => this.details.get(fc) ?? [];
+		const w = vscode.workspace.createFileSystemWatcher('**/*_test.go');
+		this.disposables.push(
+			c,
+			w,
+			w.onDidCreate((u) => this.parseFile(u)),
+			w.onDidChange((u) => this.parseFile(u)),
+			w.onDidDelete((u) => this.removeFile(u)),
+			vscode.workspace.onDidChangeWorkspaceFolders(() => this.discover()),
+		);
+		void this.discover();
+	}
+
+	async discover(): Promise<void> {
+		const files = await vscode.workspace.findFiles('**/*_test.go', exclude, 5000);
+		await Promise.all(files.map((u) => this.parseFile(u)));
+	}
+
+	private packageItem(file: vscode.Uri): vscode.TestItem {
+		const dir = vscode.Uri.file(path.dirname(file.fsPath));
+		const id = dir.toString();
+		let it = this.controller.items.get(id);
+		if (!it) {
+			const rel = vscode.workspace.asRelativePath(dir, false);
+			it = this.controller.createTestItem(id, rel === dir.fsPath ? path.basename(dir.fsPath) : rel || '.', dir);
+			this.controller.items.add(it);
+		}
+		return it;
+	}
+
+	private async parseFile(file: vscode.Uri): Promise<void> {
+		if (/\/(vendor|node_modules|testdata|\.git)\//.test(file.path)) {
+			return;
+		}
+		let text: string;
+		try {
+			text = new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
+		} catch {
+			this.removeFile(file);
+			return;
+		}
+		const found = findFuzzTargets(text);
+		const pkg = this.packageItem(file);
+		const prefix = `${file.toString()}#`;
+		const keep = new Set<string>();
+		for (const t of found) {
+			const id = prefix + t.name;
+			keep.add(id);
+			const it = pkg.children.get(id) ?? this.controller.createTestItem(id, t.name, file);
+			it.range = new vscode.Range(t.line, 0, t.line, 0);
+			pkg.children.add(it);
+		}
+		pkg.children.forEach((it) => {
+			if (it.id.startsWith(prefix) && !keep.has(it.id)) {
+				pkg.children.delete(it.id);
+			}
+		});
+		if (pkg.children.size === 0) {
+			this.controller.items.delete(pkg.id);
+		}
+	}
+
+	private removeFile(file: vscode.Uri): void {
+		const prefix = `${file.toString()}#`;
+		this.controller.items.forEach((pkg) => {
+			pkg.children.forEach((it) => {
+				if (it.id.startsWith(prefix)) {
+					pkg.children.delete(it.id);
+				}
+			});
+			if (pkg.children.size === 0) {
+				this.controller.items.delete(pkg.id);
+			}
+		});
+	}
+
+	/** targetsOf expands a request into target items (the leaves). */
+	private targetsOf(req: vscode.TestRunRequest): vscode.TestItem[] {
+		const out: vscode.TestItem[] = [];
+		const skip = new Set((req.exclude ?? []).map((t) => t.id));
+		const add = (it: vscode.TestItem) => {
+			if (skip.has(it.id)) {
+				return;
+			}
+			if (it.children.size === 0 && it.id.includes('#')) {
+				out.push(it);
+			}
+			it.children.forEach(add);
+		};
+		if (req.include) {
+			req.include.forEach(add);
+		} else {
+			this.controller.items.forEach(add);
+		}
+		return out;
+	}
+
+	private static argsOf(it: vscode.TestItem): TargetArgs {
+		return { uri: it.uri?.toString(), target: it.label };
+	}
+
+	/** sessionOf finds the daemon's session of a target item. */
+	private sessionOf(it: vscode.TestItem): SessionStatus | undefined {
+		const uri = it.uri?.toString();
+		const dir = it.uri ? path.dirname(it.uri.fsPath) : '';
+		return this.ctx.status?.sessions?.find(
+			(s) => s.name === it.label && (!s.uri || vscode.Uri.parse(s.uri).toString() === uri || path.dirname(vscode.Uri.parse(s.uri).fsPath) === dir),
+		);
+	}
+
+	private async fuzz(req: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
+		const run = this.controller.createTestRun(req, 'Fuzz', false);
+		const pending = new Map<string, { item: vscode.TestItem; started: number; seen: boolean; lastLog: number }>();
+		for (const it of this.targetsOf(req)) {
+			run.started(it);
+			try {
+				await this.ctx.daemon.command(CommandStart, FuzzTests.argsOf(it));
+				pending.set(it.id, { item: it, started: Date.now(), seen: false, lastLog: 0 });
+			} catch (err) {
+				run.errored(it, new vscode.TestMessage(`fuzzls.start: ${String(err)}`));
+			}
+		}
+		const finish = (id: string, s: SessionStatus | undefined) => {
+			const p = pending.get(id);
+			if (!p) {
+				return;
+			}
+			pending.delete(id);
+			const dur = Date.now() - p.started;
+			const cs = crashes().filter((c) => c.data.target.name === p.item.label && (!s || c.data.target.package === s.package));
+			if (s?.state === StateError) {
+				run.errored(p.item, new vscode.TestMessage(s.message || 'the session failed'), dur);
+			} else if (cs.length > 0 || (s?.crashes ?? 0) > 0) {
+				const msgs = cs.map((c) => {
+					const m = new vscode.TestMessage(c.diagnostic.message);
+					m.location = new vscode.Location(c.uri, c.diagnostic.range);
+					return m;
+				});
+				run.failed(p.item, msgs.length ? msgs : [new vscode.TestMessage(`${s?.crashes} crashes`)], dur);
+			} else {
+				run.passed(p.item, dur);
+			}
+		};
+		await new Promise<void>((resolve) => {
+			const done = () => {
+				if (pending.size === 0) {
+					sub.dispose();
+					cancel.dispose();
+					resolve();
+				}
+			};
+			const sub = this.ctx.onStatus(() => {
+				const now = Date.now();
+				for (const [id, p] of [...pending]) {
+					const s = this.sessionOf(p.item);
+					if (!s) {
+						continue;
+					}
+					if (now - p.lastLog > 5000) {
+						p.lastLog = now;
+						run.appendOutput(`${sessionLine(s)}\r\n`, undefined, p.item);
+					}
+					if (s.state !== StateStopped && s.state !== StateError) {
+						p.seen = true;
+					} else if (p.seen || s.state === StateError) {
+						finish(id, s); // the session ended by itself
+					}
+				}
+				done();
+			});
+			const cancel = token.onCancellationRequested(async () => {
+				for (const [id, p] of [...pending]) {
+					await this.ctx.daemon.command(CommandStop, FuzzTests.argsOf(p.item)).catch(() => undefined);
+					finish(id, this.sessionOf(p.item));
+				}
+				done();
+			});
+			done();
+		});
+		run.end();
+	}
+
+	private coverage(req: vscode.TestRunRequest): void {
+		const run = this.controller.createTestRun(req, 'Corpus coverage', false);
+		const perFile = new Map<string, Map<string, vscode.StatementCoverage>>();
+		for (const it of this.targetsOf(req)) {
+			const s = this.sessionOf(it);
+			const ids: TargetID[] = s
+				? [{ package: s.package, name: s.name }]
+				: this.ctx.coverage.targets().filter((t) => t.name === it.label);
+			let any = false;
+			for (const id of ids) {
+				for (const [uri, fr] of this.ctx.coverage.files(id)) {
+					const m = perFile.get(uri) ?? new Map<string, vscode.StatementCoverage>();
+					perFile.set(uri, m);
+					for (const [list, hit] of [[fr.covered, true], [fr.uncovered, false]] as const) {
+						for (const r of list) {
+							const k = `${r.start.line}:${r.start.character}-${r.end.line}:${r.end.character}`;
+							const prev = m.get(k);
+							if (!prev || (hit && !prev.executed)) {
+								m.set(k, new vscode.StatementCoverage(hit ? 1 : 0, toVscode(r)));
+							}
+							any = true;
+						}
+					}
+				}
+			}
+			run.enqueued(it);
+			if (any) {
+				run.passed(it);
+			} else {
+				run.skipped(it);
+				run.appendOutput(`${it.label}: no coverage yet; fuzz it first (the Fuzz profile or the "▶ Fuzz" code lens)\r\n`);
+			}
+		}
+		for (const [uri, m] of perFile) {
+			const details = [...m.values()];
+			const fc = vscode.FileCoverage.fromDetails(vscode.Uri.parse(uri), details);
+			this.details.set(fc, details);
+			run.addCoverage(fc);
+		}
+		run.end();
+	}
+
+	dispose(): void {
+		for (const d of this.disposables) {
+			d.dispose();
+		}
+	}
+}

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { coverageDecorator, daemonSettings, defaultDecorator, didChangeConfigurationSettings, type Getter } from '../../src/config';
+import { findBinary, platformDir } from '../../src/binary';
+import { findFuzzTargets } from '../../src/targets';
+
+function getter(values: Record<string, unknown>): Getter {
+	return <T>(key: string, def: T): T => (key in values ? (values[key] as T) : def);
+}
+
+describe('daemonSettings (initializationOptions)', () => {
+	it('defaults', () => {
+		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '10s', rssLimitMB: 2048, cacheDir: '' });
+	});
+	it('passes the settings through, leaving out the client-only ones', () => {
+		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: ' 2s ', rssLimitMB: 512, cacheDir: '/tmp/c', path: '/x', coverageDecorator: 'gutter' }));
+		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: '2s', rssLimitMB: 512, cacheDir: '/tmp/c' });
+		assert.deepEqual(didChangeConfigurationSettings(got), { fuzzls: got });
+	});
+	it('replaces nonsense by defaults and expands ~', () => {
+		const home = process.env.HOME;
+		process.env.HOME = '/home/u';
+		try {
+			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', cacheDir: '~/c' }));
+			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '10s', rssLimitMB: 2048, cacheDir: '/home/u/c' });
+		} finally {
+			process.env.HOME = home;
+		}
+	});
+});
+
+describe('coverageDecorator', () => {
+	it('defaults, a bare string, and an object', () => {
+		assert.deepEqual(coverageDecorator(getter({})), defaultDecorator);
+		assert.equal(coverageDecorator(getter({ coverageDecorator: 'gutter' })).type, 'gutter');
+		const d = coverageDecorator(getter({ coverageDecorator: { type: 'both', coveredHighlightColor: 'green', showUncovered: false, type2: 1 } }));
+		assert.deepEqual(d, { ...defaultDecorator, type: 'both', coveredHighlightColor: 'green', showUncovered: false });
+		assert.equal(coverageDecorator(getter({ coverageDecorator: { type: 'rainbow' } })).type, 'highlight');
+	});
+});
+
+describe('findBinary', () => {
+	it('prefers the setting, then the bundled binary, then PATH', () => {
+		assert.deepEqual(findBinary('/opt/fuzzls', '/ext', () => true), { command: '/opt/fuzzls', source: 'setting' });
+		assert.deepEqual(findBinary('', '/ext', () => true), { command: `/ext/bin/${platformDir()}/fuzzls`, source: 'bundled' });
+		assert.deepEqual(findBinary('  ', '/ext', () => false), { command: 'fuzzls', source: 'PATH' });
+	});
+	it('names platforms as vsce targets do', () => {
+		assert.equal(platformDir('linux', 'x64'), 'linux-x64');
+		assert.equal(platformDir('darwin', 'arm64'), 'darwin-arm64');
+	});
+});
+
+describe('findFuzzTargets', () => {
+	it('finds func FuzzXxx(f *testing.F) only', () => {
+		const src = ['package calc', '', 'func FuzzEval(f *testing.F) {', '}', 'func FuzzNot(t *testing.T) {}', 'func helperFuzz(f *testing.F) {}', 'func Fuzz(ff *testing.F) {}', '\tfunc FuzzIndented(f *testing.F) {}'].join('\n');
+		assert.deepEqual(findFuzzTargets(src), [{ name: 'FuzzEval', line: 2 }, { name: 'Fuzz', line: 6 }]);
+	});
+});
