@@ -16,6 +16,11 @@ if ! command -v staticcheck >/dev/null; then
 fi
 staticcheck ./...
 
+# Neovim drives the daemon in a test, as a second real LSP client.
+if ! command -v nvim >/dev/null; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim
+fi
+
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
