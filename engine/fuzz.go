@@ -57,7 +57,10 @@ func (s *Session) fuzz() outcome {
 				events <- workerEvent{w: w, died: true}
 			}()
 			s.mu.Lock()
-			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen, Dict: s.dict}
+			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
+			for _, d := range s.dict {
+				args.Dict = append(args.Dict, []byte(d))
+			}
 			for _, en := range s.corpus {
 				args.Corpus = append(args.Corpus, fuzzrt.Entry{Input: en.input})
 			}

@@ -9,8 +9,8 @@ import (
 )
 
 // Literals extracts dictionary tokens from a Go source file: string literals (2 to
-// 64 bytes), and integer literals of 16 bits or more, both as decimal text and as
-// little-endian bytes of the smallest width that holds them. Parsers compare their
+// 64 bytes), and integer literals of 16 bits or more, as decimal text and as little- and
+// big-endian bytes of the smallest width that holds them. Parsers compare their
 // input against exactly such constants.
 func Literals(filename string, src []byte) []string {
 	f, err := parser.ParseFile(token.NewFileSet(), filename, src, parser.SkipObjectResolution)
@@ -41,16 +41,18 @@ func Literals(filename string, src []byte) []string {
 				return true
 			}
 			add(strconv.FormatUint(u, 10))
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], u)
+			var le, be [8]byte
+			binary.LittleEndian.PutUint64(le[:], u)
+			binary.BigEndian.PutUint64(be[:], u)
+			n := 8
 			switch {
 			case u <= 0xffff:
-				add(string(b[:2]))
+				n = 2
 			case u <= 0xffffffff:
-				add(string(b[:4]))
-			default:
-				add(string(b[:8]))
+				n = 4
 			}
+			add(string(le[:n]))
+			add(string(be[8-n:]))
 		}
 		return true
 	})

@@ -27,11 +27,11 @@ type Request struct {
 
 // FuzzArgs starts the loop from an initial corpus.
 type FuzzArgs struct {
-	Types  []string `json:"types"`  // argument types, as TypeName spells them
-	Corpus []Entry  `json:"corpus"` // initial entries (seeds, cached corpus)
-	Seed   uint64   `json:"seed"`   // for the mutator's PRNG
-	MaxLen int      `json:"maxLen"` // bound on []byte/string length produced by mutation
-	Dict   []string `json:"dict,omitempty"`
+	Types  []string `json:"types"`          // argument types, as TypeName spells them
+	Corpus []Entry  `json:"corpus"`         // initial entries (seeds, cached corpus)
+	Seed   uint64   `json:"seed"`           // for the mutator's PRNG
+	MaxLen int      `json:"maxLen"`         // bound on []byte/string length produced by mutation
+	Dict   [][]byte `json:"dict,omitempty"` // bytes, not strings: JSON would mangle invalid UTF-8
 }
 
 // Entry is one corpus entry with the coverage it reaches.

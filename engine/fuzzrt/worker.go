@@ -136,11 +136,7 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 	}
 	w.mut = NewMutator(a.Seed)
 	if len(a.Dict) > 0 {
-		toks := make([][]byte, len(a.Dict))
-		for i, d := range a.Dict {
-			toks[i] = []byte(d)
-		}
-		w.mut.AddDict(toks)
+		w.mut.AddDict(a.Dict)
 	}
 	w.corpus = w.corpus[:0]
 	for _, e := range a.Corpus {

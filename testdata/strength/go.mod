@@ -1,0 +1,3 @@
+module example.com/strength
+
+go 1.26

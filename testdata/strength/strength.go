@@ -1,0 +1,118 @@
+// Package strength hides bugs behind the comparisons that comparison feedback
+// solves and blind mutation does not: magic numbers, long literals, prefixes,
+// switch cases, checksums. Each bug panics at a line marked "MARK:<target>".
+package strength
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"strconv"
+	"strings"
+)
+
+const wantVarint = 300000
+
+func Magic32(b []byte) {
+	if len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0x5A17C0DE {
+		panic("magic32") // MARK:FuzzMagic32
+	}
+}
+
+func Magic64(b []byte) {
+	if len(b) >= 8 && binary.BigEndian.Uint64(b) == 0x0123456789ABCDEF {
+		panic("magic64") // MARK:FuzzMagic64
+	}
+}
+
+func BytesPrefix(b []byte) {
+	if bytes.HasPrefix(b, []byte("FUZZ")) {
+		panic("prefix") // MARK:FuzzBytesPrefix
+	}
+}
+
+func Suffix(s string) {
+	if strings.HasSuffix(s, ".fuzzls") {
+		panic("suffix") // MARK:FuzzSuffix
+	}
+}
+
+func StringPrefix(s string) {
+	if strings.HasPrefix(s, "fuzzls:v1:") {
+		panic("prefix") // MARK:FuzzStringPrefix
+	}
+}
+
+func Contains(s string) {
+	if strings.Contains(s, "needle-in-a-haystack") {
+		panic("contains") // MARK:FuzzContains
+	}
+}
+
+func EqualFold(s string) {
+	if strings.EqualFold(s, "MixedCaseKeyword") {
+		panic("equalfold") // MARK:FuzzEqualFold
+	}
+}
+
+func Index(s string) {
+	if strings.Index(s, "@@") == 3 {
+		panic("index") // MARK:FuzzIndex
+	}
+}
+
+func BytesEqual(b []byte) {
+	if bytes.Equal(b, []byte("exactly-this-input")) {
+		panic("equal") // MARK:FuzzBytesEqual
+	}
+}
+
+func Compare(s string) {
+	if strings.Compare(s, "key=value;") == 0 {
+		panic("compare") // MARK:FuzzCompare
+	}
+}
+
+func Ints(n int, x int64, u uint32) {
+	if n == 31337 {
+		if x < -1000000 {
+			if u >= 0xFFFF0000 {
+				panic("ints") // MARK:FuzzInts
+			}
+		}
+	}
+}
+
+func Switch(s string) int {
+	switch s {
+	case "alpha":
+		return 1
+	case "omega-point":
+		panic("switch") // MARK:FuzzSwitch
+	}
+	return 0
+}
+
+func StringEq(s string) {
+	if s == "supercalifragilistic" {
+		panic("streq") // MARK:FuzzStringEq
+	}
+}
+
+func Decimal(s string) {
+	if n, err := strconv.Atoi(s); err == nil && n == 987654 {
+		panic("decimal") // MARK:FuzzDecimal
+	}
+}
+
+func Varint(b []byte) {
+	if v, n := binary.Uvarint(b); n > 0 && v == wantVarint {
+		panic("varint") // MARK:FuzzVarint
+	}
+}
+
+func Checksum(b []byte) {
+	if len(b) > 8 && b[4] == '!' && binary.BigEndian.Uint32(b[:4]) == crc32.ChecksumIEEE(b[4:]) {
+		panic("checksum") // MARK:FuzzChecksum
+	}
+}
