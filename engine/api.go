@@ -20,6 +20,10 @@ type Options struct {
 	// Persistent sessions (the daemon's) outlive a build error, a failure without
 	// KeepFuzzing and the end of FuzzTime: they wait for the next Rebuild or Stop.
 	Persistent bool
+	// NoCmp leaves out comparison feedback, NoLiteralDict the dictionary of the
+	// code's literals: both only to measure what they bring.
+	NoCmp         bool
+	NoLiteralDict bool
 }
 
 // Target is one fuzz function found in a package's test files.

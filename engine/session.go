@@ -307,7 +307,10 @@ func (s *Session) prepare(rebuilt bool) error {
 	}
 	s.mu.Lock()
 	s.bin, s.types = bin, seeds.Types
-	s.dict = append(append([]string(nil), user...), bin.Dict...)
+	s.dict = append([]string(nil), user...)
+	if !e.opts.NoLiteralDict {
+		s.dict = append(s.dict, bin.Dict...)
+	}
 	s.blocks = make([]Block, len(bin.Blocks))
 	for i, b := range bin.Blocks {
 		s.blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
@@ -394,7 +397,7 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 	s.mu.Unlock()
 	// One build at a time: they compete for the same cores and the same go cache.
 	e.buildMu.Lock()
-	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS()})
+	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp})
 	e.buildMu.Unlock()
 	if err != nil {
 		var be *instrument.BuildError

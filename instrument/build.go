@@ -8,7 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/scanner"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -45,6 +48,7 @@ type Block struct {
 type BuildOptions struct {
 	CacheDir string // build products go under CacheDir/build
 	Runtime  fs.FS  // the runtime's Go sources (package fuzzrt), copied into the build
+	NoCmp    bool   // leave out comparison hooks (for measuring their cost)
 }
 
 // BuildError is a package that does not compile. Output names the user's files.
@@ -68,11 +72,26 @@ func (e *BuildError) Error() string { return e.Output }
 const maxDict = 4096
 
 // Build instruments pkg and builds its test binary. The user's files are only read.
+//
+// Comparison hooks are added without type information (cmp.go), so in rare code
+// they could fail to compile where the original does: then the package is built
+// again without them, and the user's own compile errors come from that build.
 func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error) {
-	start := time.Now()
 	if len(pkg.Errors) > 0 {
 		return nil, loadError(pkg)
 	}
+	if !opts.NoCmp {
+		bin, err := build(ctx, pkg, opts, true)
+		var be *BuildError
+		if !errors.As(err, &be) {
+			return bin, err
+		}
+	}
+	return build(ctx, pkg, opts, false)
+}
+
+func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (*Binary, error) {
+	start := time.Now()
 	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir))
 	dir := filepath.Join(opts.CacheDir, "build", pkg.Name+"-"+hex.EncodeToString(sum[:6]))
 	src := filepath.Join(dir, "src")
@@ -102,16 +121,44 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 		units = append(units, unit{d.ImportPath, d.GoFiles})
 	}
 	for ui, u := range units {
+		srcs := make([][]byte, len(u.files))
+		var consts map[string]bool
+		if withCmp {
+			var parsed []*ast.File
+			fset := token.NewFileSet()
+			for i, name := range u.files {
+				data, err := os.ReadFile(name)
+				if err != nil {
+					return nil, err
+				}
+				srcs[i] = data
+				if f, err := parser.ParseFile(fset, name, data, parser.SkipObjectResolution); err == nil {
+					parsed = append(parsed, f)
+				}
+			}
+			consts = PackageUntypedConsts(parsed)
+		}
 		for i, name := range u.files {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				return nil, err
+			data := srcs[i]
+			if data == nil {
+				var err error
+				if data, err = os.ReadFile(name); err != nil {
+					return nil, err
+				}
 			}
 			bin.Inputs = append(bin.Inputs, name)
 			if len(bin.Dict) < maxDict {
 				bin.Dict = append(bin.Dict, Literals(name, data)...)
 			}
-			out, blocks, err := RewriteFile(name, data, i)
+			var out []byte
+			var blocks []CoverBlock
+			var sites int
+			var err error
+			if withCmp {
+				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts})
+			} else {
+				out, blocks, err = RewriteFile(name, data, i)
+			}
 			if err != nil {
 				berr.add(err)
 				continue
@@ -129,7 +176,7 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 			for _, b := range blocks {
 				bin.Blocks = append(bin.Blocks, Block{File: fi, CoverBlock: b})
 			}
-			files = append(files, instrumented{importPath: u.importPath, index: i})
+			files = append(files, instrumented{importPath: u.importPath, index: i, cmpSites: sites})
 		}
 	}
 	if !external {

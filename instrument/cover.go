@@ -51,15 +51,21 @@ func ExitHookVar(fileIndex int) string { return "FuzzlsExitHook_" + strconv.Itoa
 // A file that imports "C" is returned unchanged, with no blocks (and no
 // declarations). A file that does not parse yields the parser's error.
 func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks []CoverBlock, err error) {
+	out, blocks, _, err = rewrite(filename, src, fileIndex, nil)
+	return out, blocks, err
+}
+
+// rewrite implements RewriteFile and, with cmp set, RewriteFileCmp.
+func rewrite(filename string, src []byte, fileIndex int, cmp *CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
 	if fileIndex < 0 {
-		return nil, nil, fmt.Errorf("instrument: %s: negative file index %d", filename, fileIndex)
+		return nil, nil, 0, fmt.Errorf("instrument: %s: negative file index %d", filename, fileIndex)
 	}
 	fset := token.NewFileSet()
 	// Object resolution is kept (no SkipObjectResolution): it tells local
 	// variables from package names, and go vet's reachability check uses it.
 	file, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	r := &rewriter{
 		fset:       fset,
@@ -71,6 +77,7 @@ func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks
 		osNames:    map[string]bool{},
 		logNames:   map[string]bool{},
 		pkgNames:   map[string]bool{},
+		imports:    map[string]string{},
 	}
 	for _, spec := range file.Imports {
 		p, err := strconv.Unquote(spec.Path.Value)
@@ -78,7 +85,7 @@ func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks
 			continue
 		}
 		if p == "C" {
-			return bytes.Clone(src), nil, nil
+			return bytes.Clone(src), nil, 0, nil
 		}
 		name := importName(p)
 		if spec.Name != nil {
@@ -88,6 +95,9 @@ func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks
 			continue
 		}
 		r.pkgNames[name] = true
+		if _, ok := r.imports[name]; !ok {
+			r.imports[name] = p
+		}
 		switch p {
 		case "os":
 			r.osNames[name] = true
@@ -110,8 +120,13 @@ func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks
 	})
 
 	ast.Walk(r, file)
+	var c *cmpState
+	if cmp != nil && r.err == nil {
+		c = newCmpState(r, file, fileIndex, *cmp)
+		c.instrument(file)
+	}
 	if r.err != nil {
-		return nil, nil, r.err
+		return nil, nil, 0, r.err
 	}
 
 	var buf bytes.Buffer
@@ -121,18 +136,28 @@ func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks
 		if a.off != b.off {
 			return a.off < b.off
 		}
-		return a.prio < b.prio
+		if a.prio != b.prio {
+			return a.prio < b.prio
+		}
+		return a.order < b.order
 	})
 	last := 0
 	for _, ins := range r.inserts {
+		if ins.off < last {
+			return nil, nil, 0, fmt.Errorf("instrument: %s: overlapping edits at offset %d", filename, ins.off)
+		}
 		buf.Write(src[last:ins.off])
 		buf.WriteString(ins.text)
-		last = ins.off
+		last = ins.off + ins.del
 	}
 	buf.Write(src[last:])
 	fmt.Fprintf(&buf, "\nvar %s [%d]uint8\n", r.counterVar, len(r.blocks))
 	fmt.Fprintf(&buf, "var %s = func() {}\n", r.hookVar)
-	return buf.Bytes(), r.blocks, nil
+	if c != nil {
+		c.decls(&buf)
+		sites = c.sites
+	}
+	return buf.Bytes(), r.blocks, sites, nil
 }
 
 // importName guesses the package name of an import path without a name: the
@@ -173,16 +198,28 @@ func isMajorVersion(s string) bool {
 
 // Insertion priorities at one offset: an opening brace of a hidden block
 // comes before the counter that starts it, which comes before an exit hook.
+// The comparison instrumentation (cmp.go) comes after them: the end of a
+// rewritten expression, a switch hook statement, the start of a rewritten
+// expression, and last a replacement of original text.
 const (
 	prioBrace = iota
 	prioCounter
 	prioHook
+	prioCmpClose
+	prioCmpStmt
+	prioCmpOpen
+	prioCmpReplace
 )
 
+// insertion is an edit of the original source: text goes at byte offset off,
+// replacing the del bytes there. At one offset, edits are applied by prio,
+// then by order.
 type insertion struct {
-	off  int
-	prio int
-	text string
+	off   int
+	prio  int
+	order int
+	del   int
+	text  string
 }
 
 type rewriter struct {
@@ -199,9 +236,10 @@ type rewriter struct {
 	// unreachable (before any label of theirs is taken into account).
 	dead map[ast.Stmt]bool
 
-	osNames  map[string]bool // names of the file's imports of "os"
-	logNames map[string]bool // names of the file's imports of "log"
-	pkgNames map[string]bool // names of all the file's (non-dot, non-blank) imports
+	osNames  map[string]bool   // names of the file's imports of "os"
+	logNames map[string]bool   // names of the file's imports of "log"
+	pkgNames map[string]bool   // names of all the file's (non-dot, non-blank) imports
+	imports  map[string]string // import path of each of those names (the first one)
 }
 
 func (r *rewriter) offset(p token.Pos) int { return r.tf.Offset(p) }

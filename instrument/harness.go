@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // harnessFile is the name of the generated test file. It sorts after the user's
@@ -18,6 +19,7 @@ const runtimeDir = "zz_fuzzls_rt"
 type instrumented struct {
 	importPath string
 	index      int
+	cmpSites   int // comparison sites; 0 when the file has no comparison hooks
 }
 
 // generateHarness writes the test file that hands the targets, the counters and the
@@ -79,6 +81,19 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 		fmt.Fprintf(&b, "\t\t\t&%s%s,\n", alias[f.importPath], ExitHookVar(f.index))
 	}
 	b.WriteString("\t\t},\n")
+	var cmpOn, cmpHooks, cmpSites []string
+	for _, f := range files {
+		if f.cmpSites > 0 {
+			cmpOn = append(cmpOn, "&"+alias[f.importPath]+CmpOnVar(f.index))
+			cmpHooks = append(cmpHooks, "&"+alias[f.importPath]+CmpHookVar(f.index))
+			cmpSites = append(cmpSites, strconv.Itoa(f.cmpSites))
+		}
+	}
+	if len(cmpOn) > 0 {
+		fmt.Fprintf(&b, "\t\tCmpOn: []**bool{%s},\n", strings.Join(cmpOn, ", "))
+		fmt.Fprintf(&b, "\t\tCmpHooks: []*func(int, any, any){%s},\n", strings.Join(cmpHooks, ", "))
+		fmt.Fprintf(&b, "\t\tCmpSites: []int{%s},\n", strings.Join(cmpSites, ", "))
+	}
 	switch {
 	case pkg.TestMain == "external" && external, pkg.TestMain == "internal" && !external:
 		b.WriteString("\t\tTestMain: TestMain,\n")
