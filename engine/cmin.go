@@ -1,11 +1,10 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
-
-	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
 // Corpus minimization: when the corpus has grown past a threshold, keep only the
@@ -37,14 +36,23 @@ func (s *Session) minimizeCorpus() (before, after int) {
 			}
 		}
 	}
-	dir := corpusDir(s.e.opts.CacheDir, s.target)
 	var kept []entry
+	dropped := map[string]bool{}
 	for i, en := range ents {
 		if keep[i] {
 			kept = append(kept, en)
-			continue
+		} else {
+			dropped[en.input] = true
 		}
-		os.Remove(filepath.Join(dir, fuzzrt.FileName([]byte(en.input))))
+	}
+	// Files are matched by content: names are go test's hashes, but need not be.
+	dir := corpusDir(s.e.opts.CacheDir, s.target)
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name())
+		if data, err := os.ReadFile(path); err == nil && dropped[string(data)] {
+			os.Remove(path)
+		}
 	}
 	s.mu.Lock()
 	// Entries added while we worked are kept as they are.
@@ -53,4 +61,27 @@ func (s *Session) minimizeCorpus() (before, after int) {
 	s.cminAt = max(cminFirst, 2*len(kept))
 	s.mu.Unlock()
 	return before, len(kept)
+}
+
+// MinimizeCorpus is `fuzzls cmin`: it builds t, runs every entry of its generated
+// corpus once to learn its coverage, and keeps only the entries needed for it.
+func (e *Engine) MinimizeCorpus(t Target) (before, after int, err error) {
+	s := newSession(e, t)
+	close(s.done)
+	if err := s.prepare(false); err != nil {
+		return 0, 0, err
+	}
+	r := &replayer{s: s}
+	defer r.close()
+	s.mu.Lock()
+	ents := s.corpus
+	s.mu.Unlock()
+	for i := range ents {
+		if f, ok := r.run(context.Background(), ents[i].input); ok && f == nil {
+			ents[i].cov = r.lastCov
+		}
+	}
+	// Only entries of the generated corpus can be deleted; seeds stay as they are.
+	before, after = s.minimizeCorpus()
+	return before, after, nil
 }

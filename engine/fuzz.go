@@ -442,9 +442,10 @@ func (s *Session) recheckCrashes() {
 // replayer runs single inputs on a worker of its own, restarting it after each
 // input that kills it.
 type replayer struct {
-	s  *Session
-	w  *workerProc
-	id int64
+	s       *Session
+	w       *workerProc
+	id      int64
+	lastCov []uint32 // coverage of the last input that ran to completion
 }
 
 // run executes input once. It returns the failure (nil when the input passed) and
@@ -486,6 +487,7 @@ func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
 				continue
 			}
 			w.setBusy(false)
+			r.lastCov = m.Result.Cov
 			if m.Result.Output == "" {
 				return nil, true
 			}

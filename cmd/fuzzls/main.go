@@ -1,6 +1,7 @@
 // Command fuzzls is coverage-guided fuzzing of Go code while you write it.
 //
 //	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets headless (terminal, CI)
+//	fuzzls cmin [flags] [packages]   minimize the generated corpus of the targets
 //	fuzzls serve                     the LSP daemon, over stdin/stdout
 //	fuzzls version                   print fuzzls's and Go's versions
 //
@@ -46,6 +47,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fuzz(args[1:], stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdin, stdout, stderr)
+	case "cmin":
+		return cmin(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "fuzzls %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
@@ -61,6 +64,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
 	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets of packages (default ".")
+	fuzzls cmin [flags] [packages]   drop generated corpus entries that add no coverage
 	fuzzls serve                     run the LSP daemon over stdin/stdout
 	fuzzls version                   print versions
 Run "fuzzls fuzz -h" for the fuzz flags.
@@ -217,4 +221,51 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func cmin(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cmin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	runRE := fs.String("run", "", "only the targets whose names match this regular expression")
+	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory of the generated corpus")
+	chdir := fs.String("C", "", "change to this directory first")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *chdir != "" {
+		if err := os.Chdir(*chdir); err != nil {
+			fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+			return 2
+		}
+	}
+	re, err := regexp.Compile(*runRE)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzls: -run: %v\n", err)
+		return 2
+	}
+	patterns := fs.Args()
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	e := engine.New(engine.Options{CacheDir: *cacheDir, Log: stderr}, nil)
+	defer e.Close()
+	targets, err := e.Targets(context.Background(), ".", patterns...)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		return 2
+	}
+	status := 0
+	for _, t := range targets {
+		if !re.MatchString(t.Name) {
+			continue
+		}
+		before, after, err := e.MinimizeCorpus(t)
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzls: %s: %v\n", t.Name, err)
+			status = 2
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: corpus %d → %d entries\n", t.Name, before, after)
+	}
+	return status
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,32 @@ func TestVersionAndUsage(t *testing.T) {
 	}
 	if code := exitCode(exec.Command(bin, "frobnicate").Run()); code != 2 {
 		t.Errorf("unknown command: status %d, want 2", code)
+	}
+}
+
+// TestCmin: redundant entries in the generated corpus are dropped, the useful
+// ones kept.
+func TestCmin(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/crashers")
+	cache := t.TempDir()
+	corpus := filepath.Join(cache, "corpus", "example.com", "crashers", "FuzzNoBugInt")
+	os.MkdirAll(corpus, 0o755)
+	// Same coverage five times (ok false), and one entry reaching the inner block.
+	for i, in := range []string{"int(1)\nbool(false)", "int(2)\nbool(false)", "int(3)\nbool(false)", "int(4)\nbool(false)", "int(5)\nbool(false)", "int(50)\nbool(true)"} {
+		os.WriteFile(filepath.Join(corpus, fmt.Sprintf("e%d", i)), []byte("go test fuzz v1\n"+in+"\n"), 0o644)
+	}
+	cmd := exec.Command(bin, "cmin", "-run", "^FuzzNoBugInt$", "-cachedir", cache, ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cmin: %v\n%s", err, out)
+	}
+	ents, _ := os.ReadDir(corpus)
+	if len(ents) < 2 || len(ents) > 3 {
+		t.Errorf("%d entries left, want the useful ones (2 or 3):\n%s", len(ents), out)
+	}
+	if _, err := os.Stat(filepath.Join(corpus, "e5")); err != nil {
+		t.Errorf("the entry reaching the inner block was dropped")
 	}
 }
