@@ -114,3 +114,15 @@ type CrashData struct {
 type ShowInputResult struct {
 	Input string `json:"input"`
 }
+
+// Settings are the daemon's settings, sent by the client as initializationOptions
+// and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
+// key). Zero values mean the defaults.
+type Settings struct {
+	AutoStart   string `json:"autoStart"`   // "off" | "openFiles" | "workspace"
+	Parallel    int    `json:"parallel"`    // worker processes in total; 0: number of CPUs
+	KeepFuzzing bool   `json:"keepFuzzing"` // go on after a failure
+	Timeout     string `json:"timeout"`     // per input, a Go duration ("10s") or seconds
+	RSSLimitMB  int    `json:"rssLimitMB"`  // per worker
+	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes
+}

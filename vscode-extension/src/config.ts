@@ -2,6 +2,8 @@
 // (vscode.WorkspaceConfiguration.get bound to the "fuzzls" section).
 
 /** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
+import type { Settings } from "./protocol";
+
 export type Getter = <T>(key: string, defaultValue: T) => T;
 
 export type AutoStart = 'off' | 'openFiles' | 'workspace';
@@ -13,14 +15,8 @@ export type AutoStart = 'off' | 'openFiles' | 'workspace';
  * Durations are Go duration strings ("10s"); empty strings and zeros mean the
  * daemon's defaults.
  */
-export interface DaemonSettings {
-	autoStart: AutoStart;
-	parallel: number;
-	keepFuzzing: boolean;
-	timeout: string;
-	rssLimitMB: number;
-	cacheDir: string;
-}
+/** Defined once, in protocol/protocol.go (Settings), generated into protocol.ts. */
+export type DaemonSettings = Settings;
 
 /** The section of the settings, and the key under which didChangeConfiguration sends them. */
 export const section = 'fuzzls';

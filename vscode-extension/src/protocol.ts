@@ -115,3 +115,17 @@ export interface CrashData {
 export interface ShowInputResult {
 	input: string;
 }
+
+/**
+ * Settings are the daemon's settings, sent by the client as initializationOptions
+ * and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
+ * key). Zero values mean the defaults.
+ */
+export interface Settings {
+	autoStart: string;
+	parallel: number;
+	keepFuzzing: boolean;
+	timeout: string;
+	rssLimitMB: number;
+	cacheDir: string;
+}
