@@ -42,6 +42,7 @@ var bucketBits = func() (t [256]uint8) {
 type corpusItem struct {
 	vals   []any
 	cov    []uint32
+	dur    time.Duration // how long one execution took when it was added
 	weight float64
 }
 
@@ -170,8 +171,20 @@ func (w *worker) addItem(it corpusItem) {
 }
 
 // reweigh computes each entry's energy, an entropic-style score: entries that reach
-// blocks few other entries reach, and small entries, are picked more often.
+// blocks few other entries reach, small entries and fast ones are picked more often.
 func (w *worker) reweigh() {
+	var total time.Duration
+	timed := 0
+	for _, it := range w.corpus {
+		if it.dur > 0 {
+			total += it.dur
+			timed++
+		}
+	}
+	var avg time.Duration
+	if timed > 0 {
+		avg = total / time.Duration(timed)
+	}
 	if len(w.hits) != len(w.seen) {
 		w.hits = make([]int32, len(w.seen))
 	} else {
@@ -185,7 +198,7 @@ func (w *worker) reweigh() {
 		}
 	}
 	w.cum = w.cum[:0]
-	total := 0.0
+	sum := 0.0
 	for i := range w.corpus {
 		it := &w.corpus[i]
 		rare := 0.0
@@ -202,9 +215,13 @@ func (w *worker) reweigh() {
 		case size > 256:
 			sizeFactor = 0.5
 		}
-		it.weight = (0.1 + rare) * sizeFactor
-		total += it.weight
-		w.cum = append(w.cum, total)
+		speed := 1.0
+		if avg > 0 && it.dur > 0 {
+			speed = min(2, max(0.25, float64(avg)/float64(it.dur)))
+		}
+		it.weight = (0.1 + rare) * sizeFactor * speed
+		sum += it.weight
+		w.cum = append(w.cum, sum)
 	}
 }
 
@@ -283,14 +300,16 @@ func (w *worker) loop() {
 
 // execute runs vals once and reports what is new. It returns whether vals was kept.
 func (w *worker) execute(vals []any, initial bool) bool {
+	t0 := time.Now()
 	out := w.run(vals)
+	dur := time.Since(t0)
 	if out != "" {
 		w.reportCrash(vals, out)
 		return false
 	}
 	if !w.hasNewCoverage() {
 		if initial { // keep every initial entry, with the coverage it has here
-			w.corpus = append(w.corpus, corpusItem{vals: vals, cov: w.coverage(nil)})
+			w.corpus = append(w.corpus, corpusItem{vals: vals, cov: w.coverage(nil), dur: dur})
 		}
 		return false
 	}
@@ -299,9 +318,9 @@ func (w *worker) execute(vals []any, initial bool) bool {
 		w.seen[c>>8] |= uint8(c)
 	}
 	if initial {
-		w.corpus = append(w.corpus, corpusItem{vals: vals, cov: cov}) // reweighed once all are in
+		w.corpus = append(w.corpus, corpusItem{vals: vals, cov: cov, dur: dur}) // reweighed once all are in
 	} else {
-		w.addItem(corpusItem{vals: vals, cov: cov})
+		w.addItem(corpusItem{vals: vals, cov: cov, dur: dur})
 	}
 	w.rt.send(&Message{New: &Entry{Input: string(Marshal(vals)), Cov: cov}})
 	return true
