@@ -54,7 +54,7 @@ func CmpHookVar(fileIndex int) string { return "FuzzlsCmpHook_" + strconv.Itoa(f
 
 // RewriteFileCmp is RewriteFile plus comparison hooks: the same blocks, the
 // same counters and exit hooks, and calls of CmpHookVar(fileIndex) at the
-// comparisons (see the package documentation in cmp.go). sites is the number
+// comparisons (see the comment at the top of cmp.go). sites is the number
 // of comparison sites used by this file: the hook receives site ids in
 // [0, sites), numbered in source order.
 //
