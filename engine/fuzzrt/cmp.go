@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -39,6 +40,13 @@ type cmpKey struct {
 func (c *cmpState) hook(base int) func(site int, a, b any) {
 	return func(site int, a, b any) {
 		if c.on && len(c.recs) < maxCmpRecords {
+			// Copy byte slices: the target may reuse them before the records are read.
+			if x, ok := a.([]byte); ok {
+				a = append([]byte(nil), x...)
+			}
+			if x, ok := b.([]byte); ok {
+				b = append([]byte(nil), x...)
+			}
 			c.recs = append(c.recs, cmpRecord{site: int32(base + site), a: a, b: b})
 		}
 	}
@@ -87,6 +95,18 @@ func toOperand(v any) (operand, bool) {
 		return operand{isStr: true, s: []byte(x)}, true
 	case []byte:
 		return operand{isStr: true, s: x}, true
+	}
+	// Named types (token kinds, time.Duration…): by their underlying kind.
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return operand{isInt: true, u: uint64(rv.Int()), size: int(rv.Type().Size())}, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return operand{isInt: true, u: rv.Uint(), size: int(rv.Type().Size())}, true
+	case reflect.Float32, reflect.Float64:
+		return operand{isFlt: true, f: rv.Float()}, true
+	case reflect.String:
+		return operand{isStr: true, s: []byte(rv.String())}, true
 	}
 	return operand{}, false
 }
