@@ -3,6 +3,8 @@ package engine
 import (
 	"io"
 	"time"
+
+	"fuzzls.dev/fuzzls/instrument"
 )
 
 // Options configure an Engine. Zero values take the defaults noted.
@@ -135,19 +137,9 @@ func (*CrashFixedEvent) event() {}
 func (*CoverageEvent) event()   {}
 func (*DoneEvent) event()       {}
 
-// BuildError is a package that does not compile (or whose targets cannot be fuzzed).
-type BuildError struct {
-	Package     string
-	Diagnostics []Diagnostic // positioned messages, in the user's files
-	Output      string       // the compiler's output, file names mapped to the user's files
-}
+// BuildError is a package that does not compile (or whose targets cannot be
+// fuzzed): positioned diagnostics in the user's files and the compiler's output.
+type BuildError = instrument.BuildError
 
 // Diagnostic is one positioned build message. Line and Col are 1-based; Col counts bytes.
-type Diagnostic struct {
-	File    string
-	Line    int
-	Col     int
-	Message string
-}
-
-func (e *BuildError) Error() string { return e.Output }
+type Diagnostic = instrument.Diagnostic

@@ -351,15 +351,8 @@ func (s *Session) minimizeCrash(c *Crash, sig string) {
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.MinimizeTime)
+	ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), o.MinimizeTime))
 	defer cancel()
-	go func() {
-		select {
-		case <-s.stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	r := &replayer{s: s}
 	defer r.close()
 	fails := func(cand []any) bool {

@@ -270,15 +270,8 @@ func (s *Session) run() {
 func (s *Session) prepare(rebuilt bool) error {
 	s.setState("building")
 	e := s.e
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
 	defer cancel()
-	go func() {
-		select {
-		case <-s.stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	start := time.Now()
 	if rebuilt && s.filesChanged() {
 		e.loader.Invalidate()
@@ -336,6 +329,18 @@ func (s *Session) prepare(rebuilt bool) error {
 		s.recheckCrashes()
 	}
 	return nil
+}
+
+// stopContext also cancels ctx when the session is stopped.
+func (s *Session) stopContext(ctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
+	go func() {
+		select {
+		case <-s.stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // filesChanged reports whether the package's file list differs from the loaded one
@@ -400,13 +405,9 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp})
 	e.buildMu.Unlock()
 	if err != nil {
-		var be *instrument.BuildError
+		var be *BuildError
 		if errors.As(err, &be) {
-			out := &BuildError{Package: be.Package, Output: be.Output}
-			for _, d := range be.Diagnostics {
-				out.Diagnostics = append(out.Diagnostics, Diagnostic(d))
-			}
-			return nil, out
+			return nil, be
 		}
 		return nil, &BuildError{Package: s.target.Package, Output: err.Error()}
 	}

@@ -130,11 +130,9 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *chdir != "" {
-		if err := os.Chdir(*chdir); err != nil {
-			fmt.Fprintf(stderr, "fuzzls: %v\n", err)
-			return 2
-		}
+	if err := chdirTo(*chdir); err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		return 2
 	}
 	var re *regexp.Regexp
 	if *runRE != "" {
@@ -232,11 +230,9 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *chdir != "" {
-		if err := os.Chdir(*chdir); err != nil {
-			fmt.Fprintf(stderr, "fuzzls: %v\n", err)
-			return 2
-		}
+	if err := chdirTo(*chdir); err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		return 2
 	}
 	re, err := regexp.Compile(*runRE)
 	if err != nil {
@@ -268,4 +264,12 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: corpus %d → %d entries\n", t.Name, before, after)
 	}
 	return status
+}
+
+// chdirTo is go's -C: an empty dir means stay.
+func chdirTo(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return os.Chdir(dir)
 }
