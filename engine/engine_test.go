@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -352,10 +353,17 @@ func TestFlaky(t *testing.T) {
 // the run.
 func TestNativeCacheWarmStart(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
-	gocache := t.TempDir()
-	t.Setenv("GOCACHE", gocache)
-	native := filepath.Join(gocache, "fuzz", "example.com", "crashers", "FuzzSecret")
+	// The real GOCACHE (a fresh one would mean a cold build); only this example
+	// target's directory in it is touched, and removed afterwards.
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	native := filepath.Join(strings.TrimSpace(string(out)), "fuzz", "example.com", "crashers", "FuzzSecret")
+	os.RemoveAll(native)
 	os.MkdirAll(native, 0o755)
+	t.Cleanup(func() { os.RemoveAll(native) })
 	input := fuzzrt.Marshal([]any{"open sesame, 42 times"})
 	os.WriteFile(filepath.Join(native, fuzzrt.FileName(input)), input, 0o644)
 	os.WriteFile(filepath.Join(native, "garbage"), []byte("not a corpus file"), 0o644)
