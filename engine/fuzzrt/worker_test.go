@@ -39,3 +39,79 @@ func TestReweigh(t *testing.T) {
 		t.Errorf("picks %v do not follow the weights", counts)
 	}
 }
+
+// BenchmarkHotPath measures what the worker adds to each execution besides the
+// target and testing's own call: copying the input, encoding it into shared memory,
+// resetting and scanning 2,000 counters, and one mutation.
+func BenchmarkHotPath(b *testing.B) {
+	mem, err := CreateMem(b.TempDir() + "/mem")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mem.Close()
+	counters := [][]uint8{make([]uint8, 1500), make([]uint8, 500)}
+	rt := &runtimeState{counters: counters, total: 2000, mem: mem}
+	w := &worker{rt: rt, seen: make([]uint8, 2000), mut: NewMutator(1)}
+	src := []any{[]byte("GET /index.html HTTP/1.1\r\n"), 42}
+	var scratch []any
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		scratch = cloneInto(scratch, src)
+		w.mut.Mutate(scratch, 4096)
+		w.enc = AppendValues(w.enc[:0], scratch)
+		mem.SetInput(w.enc)
+		mem.SetExecs(uint64(i))
+		rt.resetCounters()
+		counters[0][i%1500]++ // the target's work
+		if w.hasNewCoverage() {
+			for _, c := range w.coverage(nil) {
+				w.seen[c>>8] |= uint8(c)
+			}
+		}
+		mem.ClearExitSite()
+	}
+}
+
+// TestCoverageScan: the word-at-a-time scans agree with a byte-by-byte one.
+func TestCoverageScan(t *testing.T) {
+	r := NewRand(7)
+	for trial := 0; trial < 200; trial++ {
+		counters := [][]uint8{make([]uint8, r.Intn(40)), make([]uint8, r.Intn(40)+1)}
+		total := len(counters[0]) + len(counters[1])
+		w := &worker{rt: &runtimeState{counters: counters, total: total}, seen: make([]uint8, total)}
+		var want []uint32
+		i := 0
+		for _, c := range counters {
+			for j := range c {
+				if r.Intn(4) == 0 {
+					c[j] = uint8(r.Intn(256))
+				}
+				if r.Intn(3) == 0 {
+					w.seen[i+j] = uint8(r.Intn(256))
+				}
+			}
+		}
+		newCov := false
+		for _, c := range counters {
+			for j, v := range c {
+				if v != 0 {
+					want = append(want, uint32(i+j)<<8|uint32(bucketBits[v]))
+					newCov = newCov || bucketBits[v]&^w.seen[i+j] != 0
+				}
+			}
+			i += len(c)
+		}
+		got := w.coverage(nil)
+		if len(got) != len(want) {
+			t.Fatalf("coverage: got %d entries, want %d", len(got), len(want))
+		}
+		for k := range got {
+			if got[k] != want[k] {
+				t.Fatalf("coverage[%d] = %x, want %x", k, got[k], want[k])
+			}
+		}
+		if w.hasNewCoverage() != newCov {
+			t.Fatalf("hasNewCoverage = %v, want %v", !newCov, newCov)
+		}
+	}
+}
