@@ -20,12 +20,14 @@ func (s *server) sendStatus() {
 
 // sendCoverage sends fuzzls/coverage for the session id: every instrumented
 // file of its package, with ranges converted to the client's text. A file the
-// client has edited since the last build gets empty lists until the next one.
+// client has edited since the last build gets empty lists until the next one;
+// between a build and the moment the engine has its blocks, nothing is sent.
 func (s *server) sendCoverage(id string) {
 	s.mu.Lock()
 	sess := s.sessions[id]
+	old := sess != nil && sess.oldBlocks
 	s.mu.Unlock()
-	if sess == nil {
+	if sess == nil || old {
 		return
 	}
 	params := s.coverageParams(sess.target, sess.fs)
@@ -38,6 +40,9 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 	mappers := map[string]*mapper{}
 	var order []string
 	for i, b := range blocks {
+		if !s.inWorkspace(b.File) { // instrumented dependencies from the module cache
+			continue
+		}
 		fc := byFile[b.File]
 		if fc == nil {
 			fc = &fproto.FileCoverage{URI: string(fileURI(b.File)), Covered: []fproto.Range{}, Uncovered: []fproto.Range{}}

@@ -257,7 +257,31 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 	}
 	f.locate(u)
+	if f.kind == KindFatal && f.message == "stack overflow" {
+		f.locateRecursion(u)
+	}
 	return f
+}
+
+// locateRecursion places a stack overflow at the call that recursed: the user
+// frame that repeats most. The innermost frames are wherever the stack happened
+// to run out.
+func (f *failure) locateRecursion(u userFrames) {
+	counts := map[Frame]int{}
+	best, bestN := Frame{}, 1
+	for _, fr := range f.frames {
+		if !u.is(fr.File) {
+			continue
+		}
+		k := Frame{File: fr.File, Line: fr.Line}
+		counts[k]++
+		if counts[k] > bestN {
+			best, bestN = k, counts[k]
+		}
+	}
+	if bestN > 1 {
+		f.file, f.line = best.File, best.Line
+	}
 }
 
 // pickGoroutine chooses the goroutine that matters in a full dump: the one running

@@ -256,7 +256,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 			continue
 		}
 		if b := uint8(c); b&^s.global[i] != 0 {
-			if s.global[i] == 0 {
+			if s.global[i] == 0 && i < len(s.blocks) { // past the blocks: comparison sites
 				s.covered++
 			}
 			s.global[i] |= b

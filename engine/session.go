@@ -308,7 +308,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	for i, b := range bin.Blocks {
 		s.blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
 	}
-	s.global = make([]uint8, len(bin.Blocks))
+	s.global = make([]uint8, len(bin.Blocks)+bin.CmpCounters)
 	s.covered = 0
 	old := s.corpus
 	s.corpus, s.inCorpus = nil, map[string]bool{}

@@ -36,6 +36,8 @@ type Binary struct {
 	Seconds float64
 	// Dict holds the literals of the instrumented packages, for the mutators.
 	Dict []string
+	// CmpCounters follow the block counters: one per comparison site.
+	CmpCounters int
 }
 
 // Block is one counter's range in the user's original file.
@@ -117,7 +119,36 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 	if external && len(pkg.XTestFiles) > 0 {
 		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles})
 	}
+	// Dependencies from the module cache are instrumented in a copy of their
+	// module, which a replace directive (in an overlaid go.mod or go.work) points to.
+	copied := map[string]string{}  // module path → copy
+	copyDst := map[string]string{} // original file → where its instrumented copy goes
 	for _, d := range pkg.Deps {
+		if d.ModulePath == "" {
+			units = append(units, unit{d.ImportPath, d.GoFiles})
+			continue
+		}
+		root, ok := copied[d.ModulePath]
+		if !ok {
+			root = filepath.Join(dir, "mods", strings.NewReplacer("/", "_", "@", "_").Replace(d.ModulePath+"@"+d.ModuleVersion))
+			if err := copyModuleFile(d, root); err != nil {
+				return nil, err
+			}
+			copied[d.ModulePath] = root
+		}
+		rel, err := filepath.Rel(d.ModuleDir, d.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := copyPackageDir(d.Dir, filepath.Join(root, rel)); err != nil {
+			return nil, err
+		}
+		if d.CopyOnly {
+			continue
+		}
+		for _, f := range d.GoFiles {
+			copyDst[f] = filepath.Join(root, rel, filepath.Base(f))
+		}
 		units = append(units, unit{d.ImportPath, d.GoFiles})
 	}
 	for ui, u := range units {
@@ -166,17 +197,25 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 			if bytes.Equal(out, data) { // not instrumented (cgo)
 				continue
 			}
-			backing := filepath.Join(src, fmt.Sprintf("%d_%d_%s", ui, i, filepath.Base(name)))
-			if err := writeIfChanged(backing, out); err != nil {
-				return nil, err
+			if dst, ok := copyDst[name]; ok { // a dependency's copy: ours to write
+				if err := writeIfChanged(dst, out); err != nil {
+					return nil, err
+				}
+				name = dst
+			} else {
+				backing := filepath.Join(src, fmt.Sprintf("%d_%d_%s", ui, i, filepath.Base(name)))
+				if err := writeIfChanged(backing, out); err != nil {
+					return nil, err
+				}
+				overlay[name] = backing
 			}
-			overlay[name] = backing
 			fi := len(bin.Files)
 			bin.Files = append(bin.Files, name)
 			for _, b := range blocks {
 				bin.Blocks = append(bin.Blocks, Block{File: fi, CoverBlock: b})
 			}
 			files = append(files, instrumented{importPath: u.importPath, index: i, cmpSites: sites})
+			bin.CmpCounters += sites
 		}
 	}
 	if !external {
@@ -210,6 +249,11 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 			return nil, err
 		}
 		overlay[filepath.Join(rtDir, n)] = backing
+	}
+	if len(copied) > 0 {
+		if err := replaceModules(ctx, pkg, dir, copied, overlay); err != nil {
+			return nil, err
+		}
 	}
 	harness, _ := generateHarness(pkg, files, rtImport)
 	hpath := filepath.Join(dir, harnessFile)
@@ -324,4 +368,98 @@ func writeIfChanged(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// copyModuleFile writes the go.mod of a dependency's copy.
+func copyModuleFile(d *Dep, root string) error {
+	data, err := os.ReadFile(filepath.Join(d.ModuleDir, "go.mod"))
+	if err != nil {
+		data = []byte("module " + d.ModulePath + "\n")
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	return writeIfChanged(filepath.Join(root, "go.mod"), data)
+}
+
+// copyPackageDir copies a package's files (not its tests), and the subdirectories
+// without Go files that it may embed.
+func copyPackageDir(from, to string) error {
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		src := filepath.Join(from, e.Name())
+		if e.IsDir() {
+			if e.Name() == "testdata" || hasGoFiles(src) {
+				continue
+			}
+			if err := copyPackageDir(src, filepath.Join(to, e.Name())); err != nil {
+				return err
+			}
+			continue
+		}
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := writeIfChanged(filepath.Join(to, e.Name()), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasGoFiles(dir string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".go") {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceModules overlays the file that decides module resolution (go.work in
+// workspace mode, else the main module's go.mod) with replace directives pointing
+// at the instrumented copies.
+func replaceModules(ctx context.Context, pkg *Package, dir string, copied map[string]string, overlay map[string]string) error {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOWORK")
+	cmd.Dir = pkg.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go env GOWORK: %v", err)
+	}
+	file := strings.TrimSpace(string(out))
+	if file == "" || file == "off" {
+		file = filepath.Join(pkg.ModuleDir, "go.mod")
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	mods := make([]string, 0, len(copied))
+	for m := range copied {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	var b bytes.Buffer
+	b.Write(data)
+	b.WriteString("\n// Added by fuzzls: instrumented copies of dependencies.\n")
+	for _, m := range mods {
+		fmt.Fprintf(&b, "replace %s => %s\n", m, copied[m])
+	}
+	backing := filepath.Join(dir, "replace-"+filepath.Base(file))
+	if err := writeIfChanged(backing, b.Bytes()); err != nil {
+		return err
+	}
+	overlay[file] = backing
+	return nil
 }

@@ -47,6 +47,9 @@ type CmpOptions struct {
 // at the runtime's flag.
 func CmpOnVar(fileIndex int) string { return "FuzzlsCmpOn_" + strconv.Itoa(fileIndex) }
 
+// CmpCovVar is the name of the per-site counter array RewriteFileCmp declares.
+func CmpCovVar(fileIndex int) string { return "FuzzlsCmpCov_" + strconv.Itoa(fileIndex) }
+
 // CmpHookVar is the name of the func(site int, a, b any) variable that
 // instrumented comparisons call with their site and operands. It starts as a
 // function that does nothing; the harness replaces it.
@@ -566,8 +569,8 @@ func (c *cmpState) call(n *ast.CallExpr) {
 			param = "[]byte"
 		}
 		c.wrappers = append(c.wrappers, fmt.Sprintf(
-			"func %s(fuzzlsSite int, fuzzlsA, fuzzlsB %s) %s {\n\tif *%s {\n\t\t%s(fuzzlsSite, fuzzlsA, fuzzlsB)\n\t}\n\treturn %s.%s(fuzzlsA, fuzzlsB)\n}\n",
-			name, param, result, c.name("CmpOn"), c.name("CmpHook"), pkg, sel.Sel.Name))
+			"func %s(fuzzlsSite int, fuzzlsA, fuzzlsB %s) %s {\n\t%s[fuzzlsSite]++\n\tif *%s {\n\t\t%s(fuzzlsSite, fuzzlsA, fuzzlsB)\n\t}\n\treturn %s.%s(fuzzlsA, fuzzlsB)\n}\n",
+			name, param, result, c.name("CmpCov"), c.name("CmpOn"), c.name("CmpHook"), pkg, sel.Sel.Name))
 	}
 	site := c.sites
 	c.sites++
@@ -657,7 +660,11 @@ func (c *cmpState) chain(e ast.Expr) (string, bool) {
 
 // decls writes the declarations of the comparison instrumentation.
 func (c *cmpState) decls(b *bytes.Buffer) {
-	on, hook := c.name("CmpOn"), c.name("CmpHook")
+	on, hook, cov := c.name("CmpOn"), c.name("CmpHook"), c.name("CmpCov")
+	// One counter per site, bumped whenever the comparison runs: reaching a
+	// comparison is coverage, so the second half of `a == X && b == Y` is kept
+	// once the first half holds, though no block boundary lies between them.
+	fmt.Fprintf(b, "var %s [%d]uint8\n", cov, max(1, c.sites))
 	fmt.Fprintf(b, "var %s = new(bool)\n", on)
 	fmt.Fprintf(b, "var %s = func(site int, a, b any) {}\n", hook)
 	ord := c.name("Ord")
@@ -666,11 +673,11 @@ func (c *cmpState) decls(b *bytes.Buffer) {
 		{"Eq", "comparable", "=="}, {"Ne", "comparable", "!="},
 		{"Lt", ord, "<"}, {"Le", ord, "<="}, {"Gt", ord, ">"}, {"Ge", ord, ">="},
 	} {
-		fmt.Fprintf(b, "func %s[T %s](site int, a, b T) bool {\n\tif *%s {\n\t\t%s(site, a, b)\n\t}\n\treturn a %s b\n}\n",
-			c.name(h.name), h.constraint, on, hook, h.op)
+		fmt.Fprintf(b, "func %s[T %s](site int, a, b T) bool {\n\t%s[site]++\n\tif *%s {\n\t\t%s(site, a, b)\n\t}\n\treturn a %s b\n}\n",
+			c.name(h.name), h.constraint, cov, on, hook, h.op)
 	}
-	fmt.Fprintf(b, "func %s[T comparable](site int, x T, cases ...T) {\n\tif *%s {\n\t\tfor i, c := range cases {\n\t\t\t%s(site+i, x, c)\n\t\t}\n\t}\n}\n",
-		c.name("Switch"), on, hook)
+	fmt.Fprintf(b, "func %s[T comparable](site int, x T, cases ...T) {\n\t%s[site]++\n\tif *%s {\n\t\tfor i, c := range cases {\n\t\t\t%s(site+i, x, c)\n\t\t}\n\t}\n}\n",
+		c.name("Switch"), cov, on, hook)
 	for _, w := range c.wrappers {
 		b.WriteString(w)
 	}

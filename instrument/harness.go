@@ -76,6 +76,13 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	for _, f := range files {
 		fmt.Fprintf(&b, "\t\t\t%s%s[:],\n", alias[f.importPath], CounterVar(f.index))
 	}
+	// Comparison-site counters come after every block counter: counter i < len(blocks)
+	// is block i.
+	for _, f := range files {
+		if f.cmpSites > 0 {
+			fmt.Fprintf(&b, "\t\t\t%s%s[:],\n", alias[f.importPath], CmpCovVar(f.index))
+		}
+	}
 	b.WriteString("\t\t},\n\t\tExitHooks: []*func(){\n")
 	for _, f := range files {
 		fmt.Fprintf(&b, "\t\t\t&%s%s,\n", alias[f.importPath], ExitHookVar(f.index))

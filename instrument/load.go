@@ -40,6 +40,13 @@ type Dep struct {
 	Name       string
 	Dir        string
 	GoFiles    []string
+	// Module of a dependency outside the workspace (from the module cache, which
+	// overlays may not replace): Build instruments a copy and points a replace
+	// directive at it. Empty for packages of the workspace's modules.
+	ModulePath, ModuleVersion, ModuleDir string
+	// CopyOnly: a package of such a module that the harness cannot import (an
+	// internal package): copied with its module, not instrumented.
+	CopyOnly bool
 }
 
 // Target is one `func FuzzXxx(f *testing.F)`.
@@ -157,8 +164,10 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 	return out, nil
 }
 
-// workspaceDeps lists the transitive non-test imports of p that belong to a main
-// (workspace) module, can be imported from p's test, and are not main packages.
+// workspaceDeps lists the transitive non-test imports of p that belong to a module
+// (the standard library is not instrumented), can be imported from p's test, and are
+// not main packages: the workspace's packages, and those of its dependencies (parsers
+// wrapped in fuzz targets usually live in another module).
 func workspaceDeps(self string, p *packages.Package) []*Dep {
 	var deps []*Dep
 	seen := map[string]bool{}
@@ -169,14 +178,26 @@ func workspaceDeps(self string, p *packages.Package) []*Dep {
 				continue
 			}
 			seen[imp.ID] = true
-			if imp.Module == nil || !imp.Module.Main || imp.PkgPath == self || imp.Name == "main" {
+			if imp.Module == nil || imp.PkgPath == self || imp.Name == "main" {
 				continue
 			}
 			visit(imp)
-			if !importable(self, imp.PkgPath) || len(imp.GoFiles) == 0 {
+			if len(imp.GoFiles) == 0 || !importable(self, imp.PkgPath) && imp.Module.Main {
 				continue
 			}
-			deps = append(deps, &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles})
+			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles,
+				CopyOnly: !importable(self, imp.PkgPath)}
+			if !imp.Module.Main {
+				m := imp.Module
+				if m.Replace != nil {
+					m = m.Replace
+				}
+				if m.Dir == "" || !strings.HasPrefix(d.Dir, m.Dir) {
+					continue // vendored, or not where the module is: leave it alone
+				}
+				d.ModulePath, d.ModuleVersion, d.ModuleDir = imp.Module.Path, imp.Module.Version, m.Dir
+			}
+			deps = append(deps, d)
 		}
 	}
 	visit(p)

@@ -55,13 +55,14 @@ type worker struct {
 	enc   []byte
 	execs uint64
 
-	corpus []corpusItem
-	cum    []float64 // cumulative weights of corpus, for picking (see reweigh)
-	hits   []int32   // per counter: corpus entries reaching it
-	mut    *Mutator
-	tokens int // dictionary tokens added so far
-	maxLen int
-	types  []string
+	corpus    []corpusItem
+	cum       []float64 // cumulative weights of corpus, for picking (see reweigh)
+	hits      []int32   // per counter: corpus entries reaching it
+	mut       *Mutator
+	tokens    int // dictionary tokens added so far
+	cmpRounds int
+	maxLen    int
+	types     []string
 
 	crashes     map[string]int // local dedup: failure key → repeats not yet reported
 	lastRepeats time.Time
@@ -247,15 +248,19 @@ func (w *worker) pick() int {
 
 // cmpRound runs one corpus entry with comparison recording on, then tries the
 // input-to-state candidates its comparisons suggest.
+//
+// Every other round records a freshly mutated input instead: a mutation that breaks
+// a checksum (or a length field) shows up as a comparison whose candidate repairs it.
 func (w *worker) cmpRound() {
 	vals := w.corpus[w.pick()].vals
-	w.rt.cmp.on = true
-	out := w.run(vals)
-	w.rt.cmp.on = false
-	if out != "" {
-		w.rt.cmp.recs = nil
-		return
+	if w.cmpRounds++; w.cmpRounds&1 == 0 {
+		vals = CloneValues(vals)
+		w.mut.Mutate(vals, w.maxLen)
 	}
+	// execute reports a failure or new coverage of the mutated input as usual.
+	w.rt.cmp.on = true
+	w.execute(vals, false)
+	w.rt.cmp.on = false
 	budget := 64
 	w.rt.cmp.candidates(vals, func(tok []byte) {
 		if w.tokens < 1024 {
