@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
+	if fuzzlsPath != "" {
+		os.RemoveAll(filepath.Dir(fuzzlsPath))
+	}
 	os.Exit(code)
 }
 
@@ -23,7 +26,33 @@ var (
 	buildOnce sync.Once
 	binPath   string
 	buildErr  error
+
+	fuzzlsOnce sync.Once
+	fuzzlsPath string
+	fuzzlsErr  error
 )
+
+// fuzzlsBinary builds the real command, fuzzls.dev/fuzzls/cmd/fuzzls, whose
+// `fuzzls serve` is what editors start; once per test binary.
+func fuzzlsBinary(t *testing.T) string {
+	t.Helper()
+	fuzzlsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fuzzls-daemon-test")
+		if err != nil {
+			fuzzlsErr = err
+			return
+		}
+		fuzzlsPath = filepath.Join(dir, "fuzzls")
+		out, err := exec.Command("go", "build", "-o", fuzzlsPath, "fuzzls.dev/fuzzls/cmd/fuzzls").CombinedOutput()
+		if err != nil {
+			fuzzlsErr = errors.New(string(out))
+		}
+	})
+	if fuzzlsErr != nil {
+		t.Fatalf("building fuzzls: %v", fuzzlsErr)
+	}
+	return fuzzlsPath
+}
 
 // serverBinary builds the daemon as a program (daemon/internal/testmain, the
 // same Serve that `fuzzls serve` runs), once per test binary.

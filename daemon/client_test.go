@@ -24,16 +24,17 @@ import (
 type testClient struct {
 	protocol.UnimplementedClient
 
-	mu        sync.Mutex
-	changed   chan struct{} // closed and replaced on every update
-	diags     map[string][]protocol.Diagnostic
-	messages  []protocol.ShowMessageParams
-	logs      []string
-	coverage  []fproto.CoverageParams
-	status    []fproto.StatusParams
-	progress  []string // "begin:title", "end:message"
-	refreshes int
-	applied   []protocol.WorkspaceEdit
+	mu         sync.Mutex
+	changed    chan struct{} // closed and replaced on every update
+	diags      map[string][]protocol.Diagnostic
+	messages   []protocol.ShowMessageParams
+	logs       []string
+	coverage   []fproto.CoverageParams
+	status     []fproto.StatusParams
+	progress   []string // "begin:title", "end:message"
+	refreshes  int
+	applied    []protocol.WorkspaceEdit
+	registered []protocol.Registration
 }
 
 func newTestClient() *testClient {
@@ -90,6 +91,7 @@ func (c *testClient) CodeLensRefresh(ctx context.Context) error {
 }
 
 func (c *testClient) RegisterCapability(ctx context.Context, p *protocol.RegistrationParams) error {
+	c.update(func() { c.registered = append(c.registered, p.Registrations...) })
 	return nil
 }
 
@@ -211,6 +213,12 @@ func startInProcess(t *testing.T, opts Options) *inProcess {
 // initialize sends initialize (workspace folder dir) and initialized.
 func (c *lspConn) initialize(dir string, initOpts any) *protocol.InitializeResult {
 	c.t.Helper()
+	return c.initializeWith(dir, initOpts, nil)
+}
+
+// initializeWith is initialize with the client capabilities changed by edit.
+func (c *lspConn) initializeWith(dir string, initOpts any, edit func(*protocol.ClientCapabilities)) *protocol.InitializeResult {
+	c.t.Helper()
 	yes := true
 	params := &protocol.InitializeParams{
 		Capabilities: protocol.ClientCapabilities{
@@ -224,6 +232,9 @@ func (c *lspConn) initialize(dir string, initOpts any) *protocol.InitializeResul
 				},
 			},
 		},
+	}
+	if edit != nil {
+		edit(&params.Capabilities)
 	}
 	if dir != "" {
 		params.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: uri.File(dir), Name: filepath.Base(dir)}})
@@ -347,3 +358,12 @@ func rpcCode(err error) jsonrpc2.Code {
 }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -2,13 +2,16 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
@@ -16,157 +19,196 @@ import (
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
-// calcTargets is what engine.Discover finds in a copy of testdata/calc.
-func calcTargets(dir string) []engine.Target {
-	return []engine.Target{{
-		Package: "example.com/calc", Name: "FuzzEval", Dir: dir,
-		File: filepath.Join(dir, "calc_test.go"), Line: 5,
-	}}
+// The feature tests run the real engine in process (Serve over pipes, the real
+// client side) on copies of testdata/calc, whose FuzzEval finds the division
+// by zero within seconds.
+
+// calcWorkspace is a copy of testdata/calc with a server on it.
+type calcWorkspace struct {
+	*inProcess
+	dir, calcGo, testGo string
+	calcURI, testURI    uri.URI
+	divLine             int // 1-based line of the division by zero
 }
 
-// The whole feature set on a fake engine: start by command, progress, code
-// lens, coverage, a crash diagnostic with hover and code actions, a save that
-// rebuilds, the fix, stop.
-func TestFakeEngineFlow(t *testing.T) {
-	fe := &fakeEngine{}
-	opts := Options{BatchDelay: 100 * time.Millisecond}
-	fe.hooks(&opts)
+// startCalc copies testdata/calc, starts an in-process server with the real
+// engine (one worker, a cache of the test's own) and initializes it.
+func startCalc(t *testing.T, opts Options, initOpts map[string]any) *calcWorkspace {
+	t.Helper()
+	return startCalcWith(t, opts, initOpts, nil)
+}
+
+// startCalcWith is startCalc with the client capabilities changed by caps.
+func startCalcWith(t *testing.T, opts Options, initOpts map[string]any, caps func(*protocol.ClientCapabilities)) *calcWorkspace {
+	t.Helper()
+	requireEngine(t)
 	dir := copyDir(t, "../testdata/calc")
-	fe.targets = calcTargets(dir)
-	calcGo := filepath.Join(dir, "calc.go")
-	testGo := filepath.Join(dir, "calc_test.go")
-	p := startInProcess(t, opts)
-	p.initialize(dir, map[string]any{"parallel": 1, "timeout": "3s"})
-	c := p.client
-
-	testURI := protocol.TextDocumentIdentifier{URI: uri.File(testGo)}
-	lenses, err := p.server.CodeLens(p.ctx, &protocol.CodeLensParams{TextDocument: testURI})
-	if err != nil || len(lenses) != 1 || lenses[0].Command.Title != "▶ Fuzz" || lenses[0].Range.Start.Line != 4 {
-		t.Fatalf("code lenses before start = %+v, %v", lenses, err)
+	all := map[string]any{"parallel": 1, "cacheDir": t.TempDir()}
+	for k, v := range initOpts {
+		all[k] = v
 	}
-
-	// Start with the lens's own command and argument.
-	var args []protocol.LSPAny = lenses[0].Command.Arguments
-	var ta fproto.TargetArgs
-	if err := json.Unmarshal(args[0], &ta); err != nil {
-		t.Fatal(err)
+	if opts.BatchDelay == 0 {
+		opts.BatchDelay = 100 * time.Millisecond
 	}
-	if _, err := p.command(lenses[0].Command.Command, ta); err != nil {
+	w := &calcWorkspace{
+		dir: dir, calcGo: filepath.Join(dir, "calc.go"), testGo: filepath.Join(dir, "calc_test.go"),
+	}
+	w.calcURI, w.testURI = uri.File(w.calcGo), uri.File(w.testGo)
+	w.divLine = lineOf(t, w.calcGo, "v /= w")
+	w.inProcess = startInProcess(t, opts) // after the temporary directories: it stops first
+	w.initializeWith(dir, all, caps)
+	return w
+}
+
+func (w *calcWorkspace) start(t *testing.T) {
+	t.Helper()
+	if _, err := w.command(fproto.CommandStart, fproto.TargetArgs{URI: string(w.testURI), Target: "FuzzEval"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	fs := fe.session("FuzzEval")
-	if fs == nil {
-		t.Fatal("no session started")
-	}
-	if fe.opts.Parallel != 1 || fe.opts.Timeout != 3*time.Second || !fe.opts.KeepFuzzing {
-		t.Errorf("engine options = %+v", fe.opts)
-	}
-	c.await(t, "build progress begin", 5*time.Second, func() bool { return slices.Contains(c.progress, "begin:Building FuzzEval") })
+}
 
-	// Build done; fuzzing with coverage.
-	divLine := lineOf(t, calcGo, "v /= w")
-	fs.set(func(s *fakeSession) {
-		s.state = fproto.StateFuzzing
-		s.stats = engine.Stats{Execs: 5000, ExecsPerSec: 12345, Covered: 87, Blocks: 120, Crashes: 0}
-		s.blocks = []engine.Block{
-			{File: calcGo, StartLine: divLine, StartCol: 3, EndLine: divLine, EndCol: 9},
-			{File: calcGo, StartLine: 7, StartCol: 1, EndLine: 8, EndCol: 2},
-		}
-		s.hit = []bool{true, false}
-	})
-	fe.emit(&engine.BuildEvent{Package: "example.com/calc", Targets: []string{"FuzzEval"}, Seconds: 0.4})
-	c.await(t, "build progress end", 5*time.Second, func() bool { return slices.Contains(c.progress, "end:built in 0.4s") })
-	fe.emit(&engine.CoverageEvent{Target: fs.target})
-	c.await(t, "coverage for calc.go", 5*time.Second, func() bool {
-		for _, cp := range c.coverage {
-			for _, f := range cp.Files {
-				if f.URI == string(uri.File(calcGo)) && len(f.Covered) == 1 && len(f.Uncovered) == 1 {
+// awaitState waits for a fuzzls/status notification with FuzzEval in state,
+// after the n-th notification.
+func (w *calcWorkspace) awaitState(t *testing.T, n int, state string) fproto.SessionStatus {
+	t.Helper()
+	c := w.client
+	var got fproto.SessionStatus
+	c.await(t, "FuzzEval "+state+" in fuzzls/status", 90*time.Second, func() bool {
+		for _, st := range c.status[min(n, len(c.status)):] {
+			for _, s := range st.Sessions {
+				if s.Name == "FuzzEval" && s.State == state {
+					got = s
 					return true
 				}
 			}
 		}
 		return false
 	})
-	c.mu.Lock()
-	cov := c.coverage[len(c.coverage)-1].Files[0].Covered[0]
-	c.mu.Unlock()
-	if cov.Start.Line != uint32(divLine-1) || cov.Start.Character != 2 || cov.End.Character != 8 {
-		t.Errorf("covered range = %+v, want line %d chars 2-8", cov, divLine-1)
-	}
-	lenses, _ = p.server.CodeLens(p.ctx, &protocol.CodeLensParams{TextDocument: testURI})
-	if len(lenses) != 1 || lenses[0].Command.Title != "■ Stop · 12.3k execs/s · 87/120 blocks" || lenses[0].Command.Command != fproto.CommandStop {
-		t.Errorf("code lens while fuzzing = %+v", lenses)
-	}
-	c.await(t, "a code lens refresh", 5*time.Second, func() bool { return c.refreshes > 0 })
+	return got
+}
 
-	// A crash, first unminimized.
-	evalLine := lineOf(t, calcGo, "v, err := p.expr()")
-	crash := &engine.Crash{
-		ID: "c1", Target: fs.target, Kind: engine.KindPanic,
-		Message: "runtime error: integer divide by zero",
-		File:    calcGo, Line: divLine,
-		Frames: []engine.Frame{
-			{Function: "runtime.panicdivide", File: "/usr/lib/go/src/runtime/panic.go", Line: 10},
-			{Function: "example.com/calc.(*parser).term", File: calcGo, Line: divLine},
-			{Function: "example.com/calc.Eval", File: calcGo, Line: evalLine},
-			{Function: "testing.tRunner", File: "/usr/lib/go/src/testing/testing.go", Line: 1},
-		},
-		Input: "go test fuzz v1\nstring(\"10/(5-5)+1\")\n", Count: 1,
+func (c *testClient) statusCount() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.status) }
+
+// awaitDiag waits for a diagnostic of file (a URI) for which ok holds.
+func (w *calcWorkspace) awaitDiag(t *testing.T, what string, file uri.URI, ok func(protocol.Diagnostic) bool) protocol.Diagnostic {
+	t.Helper()
+	var got protocol.Diagnostic
+	w.client.await(t, what, 90*time.Second, func() bool {
+		for _, d := range w.client.diags[string(file)] {
+			if ok(d) {
+				got = d
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func diagMessage(d protocol.Diagnostic) string { m, _ := d.Message.(protocol.String); return string(m) }
+
+func (w *calcWorkspace) lenses(t *testing.T) []protocol.CodeLens {
+	t.Helper()
+	lenses, err := w.server.CodeLens(w.ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: w.testURI}})
+	if err != nil {
+		t.Fatalf("codeLens: %v", err)
 	}
-	fe.emit(&engine.CrashEvent{Crash: crash})
-	calcURI := string(uri.File(calcGo))
-	c.await(t, "crash diagnostic", 5*time.Second, func() bool { return len(c.diags[calcURI]) == 1 })
-	c.mu.Lock()
-	d := c.diags[calcURI][0]
-	c.mu.Unlock()
-	msg, _ := d.Message.(protocol.String)
+	return lenses
+}
+
+// save writes text to path as an editor does (a temporary file renamed into
+// place) and sends didSave.
+func (w *calcWorkspace) save(t *testing.T, path, text string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.server.DidSave(w.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The crash of calc's FuzzEval through every feature that shows it: the code
+// lens starts it and shows the session, the crash diagnostic (content,
+// relatedInformation, data; updated when minimized), hover, both code actions
+// and the corpus code action, the commands, fuzzls/status, stop.
+func TestCrashFeatures(t *testing.T) {
+	w := startCalc(t, Options{}, map[string]any{"timeout": "3s"})
+	c := w.client
+
+	lenses := w.lenses(t)
+	if len(lenses) != 1 || lenses[0].Command.Title != "▶ Fuzz" || lenses[0].Range.Start.Line != 4 || lenses[0].Command.Command != fproto.CommandStart {
+		t.Fatalf("code lenses before start = %+v", lenses)
+	}
+	// Start with the lens's own command and argument.
+	var ta fproto.TargetArgs
+	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &ta); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.command(lenses[0].Command.Command, ta); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c.await(t, "build progress begin", 10*time.Second, func() bool { return slices.Contains(c.progress, "begin:Building FuzzEval") })
+
+	// The crash, first unminimized (the first report always is).
+	d := w.awaitDiag(t, "the crash diagnostic on the division", w.calcURI, func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(w.divLine-1) })
+	msg := diagMessage(d)
 	src, _ := d.Source.Get()
-	if d.Range.Start.Line != uint32(divLine-1) || d.Severity != protocol.DiagnosticSeverityError || src != "fuzzls" ||
-		d.Code != protocol.String("panic") || !strings.Contains(string(msg), "integer divide by zero") ||
-		!strings.Contains(string(msg), `FuzzEval("10/(5-5)+1")`) || !strings.Contains(string(msg), "minimizing…") {
+	if d.Severity != protocol.DiagnosticSeverityError || src != "fuzzls" || d.Code != protocol.String(engine.KindPanic) ||
+		!strings.HasPrefix(msg, "runtime error: integer divide by zero\nFuzzEval(") || d.Range.Start.Character != 3 {
 		t.Errorf("crash diagnostic = %+v (message %q)", d, msg)
 	}
-	if len(d.RelatedInformation) != 2 || d.RelatedInformation[0].Location.Range.Start.Line != uint32(evalLine-1) ||
-		d.RelatedInformation[1].Location.URI != uri.File(testGo) || d.RelatedInformation[1].Location.Range.Start.Line != 4 {
-		t.Errorf("relatedInformation = %+v", d.RelatedInformation)
+	c.mu.Lock()
+	progress := slices.Clone(c.progress)
+	c.mu.Unlock()
+	if !slices.ContainsFunc(progress, func(p string) bool { return strings.HasPrefix(p, "end:built in ") }) {
+		t.Errorf("progress = %q, want an end \"built in …\"", progress)
 	}
+
+	// Minimized: the diagnostic is updated in place.
+	d = w.awaitDiag(t, "the minimized crash diagnostic", w.calcURI, func(d protocol.Diagnostic) bool {
+		return d.Range.Start.Line == uint32(w.divLine-1) && !strings.Contains(diagMessage(d), "minimizing")
+	})
 	var data fproto.CrashData
-	if err := json.Unmarshal(d.Data, &data); err != nil || data.Crash != "c1" || data.Kind != "panic" || data.Minimized {
+	if err := json.Unmarshal(d.Data, &data); err != nil || data.Crash == "" || data.Kind != engine.KindPanic || !data.Minimized ||
+		data.Target != (fproto.TargetID{Package: "example.com/calc", Name: "FuzzEval"}) || !strings.HasPrefix(data.Input, "go test fuzz v1\nstring(") {
 		t.Errorf("data = %s (%v)", d.Data, err)
 	}
+	// relatedInformation: the other frames in the workspace (Eval's call of
+	// p.expr() among them), then the target.
+	evalLine := lineOf(t, w.calcGo, "v, err := p.expr()")
+	ri := d.RelatedInformation
+	if len(ri) < 2 || !slices.ContainsFunc(ri, func(r protocol.DiagnosticRelatedInformation) bool {
+		return r.Location.URI == w.calcURI && r.Location.Range.Start.Line == uint32(evalLine-1) && r.Message == "called from calc.Eval"
+	}) || ri[len(ri)-1].Location.URI != w.testURI || ri[len(ri)-1].Location.Range.Start.Line != 4 || ri[len(ri)-1].Message != "fuzz target FuzzEval" {
+		t.Errorf("relatedInformation = %+v", ri)
+	}
+	input := data.Input
+	seed := corpusFile(input)
+	name := corpusName(seed)
 
-	// Minimized.
-	min := *crash
-	min.Input, min.Minimized = "go test fuzz v1\nstring(\"0/0\")\n", true
-	fe.emit(&engine.CrashEvent{Crash: &min})
-	c.await(t, "minimized diagnostic", 5*time.Second, func() bool {
-		ds := c.diags[calcURI]
-		return len(ds) == 1 && strings.Contains(string(ds[0].Message.(protocol.String)), `FuzzEval("0/0")`) &&
-			!strings.Contains(string(ds[0].Message.(protocol.String)), "minimizing")
-	})
-	c.mu.Lock()
-	d = c.diags[calcURI][0]
-	c.mu.Unlock()
-
-	// Hover.
-	h, err := p.server.Hover(p.ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
-		TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Position: protocol.Position{Line: uint32(divLine - 1), Character: 5},
+	// Hover on the crash line.
+	h, err := w.server.Hover(w.ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: w.calcURI}, Position: protocol.Position{Line: uint32(w.divLine - 1), Character: 5},
 	}})
 	if err != nil || h == nil {
 		t.Fatalf("hover: %v, %v", h, err)
 	}
 	hv := h.Contents.(*protocol.MarkupContent).Value
-	seed := corpusFile(min.Input)
-	name := corpusName(seed)
-	for _, want := range []string{"go test fuzz v1\nstring(\"0/0\")", "example.com/calc.(*parser).term", "go test -run='^FuzzEval$/^" + name + "$'"} {
+	for _, want := range []string{"**FuzzEval: panic** (minimized", strings.TrimRight(input, "\n"), "example.com/calc.(*parser).term\n\t" + w.calcGo + ":" + fmt.Sprint(w.divLine),
+		"go test -run='^FuzzEval$/^" + name + "$'"} {
 		if !strings.Contains(hv, want) {
 			t.Errorf("hover lacks %q:\n%s", want, hv)
 		}
 	}
 
 	// Code actions on the diagnostic.
-	actions, err := p.server.CodeAction(p.ctx, &protocol.CodeActionParams{
-		TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Range: d.Range,
+	actions, err := w.server.CodeAction(w.ctx, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: w.calcURI}, Range: d.Range,
 		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{d}},
 	})
 	if err != nil {
@@ -178,181 +220,294 @@ func TestFakeEngineFlow(t *testing.T) {
 			byTitle[ca.Title] = ca
 		}
 	}
+	wantSeed := filepath.Join(w.dir, "testdata", "fuzz", "FuzzEval", name)
 	add := byTitle["Add input to seed corpus"]
 	if add == nil || add.Edit == nil || len(add.Edit.DocumentChanges) != 2 {
-		t.Fatalf("code actions = %v", actions)
+		t.Fatalf("code actions = %+v", actions)
 	}
-	create := add.Edit.DocumentChanges[0].(*protocol.CreateFile)
-	wantSeed := filepath.Join(dir, "testdata", "fuzz", "FuzzEval", name)
-	if create.URI != uri.File(wantSeed) || len(name) != 16 {
-		t.Errorf("creates %s, want %s", create.URI, wantSeed)
+	if create, ok := add.Edit.DocumentChanges[0].(*protocol.CreateFile); !ok || create.URI != uri.File(wantSeed) || len(name) != 16 {
+		t.Errorf("first change %+v, want creating %s", add.Edit.DocumentChanges[0], wantSeed)
 	}
-	te := add.Edit.DocumentChanges[1].(*protocol.TextDocumentEdit)
-	if got := te.Edits[0].(*protocol.TextEdit).NewText; got != string(seed) {
-		t.Errorf("seed file text %q, want %q", got, seed)
+	if te, ok := add.Edit.DocumentChanges[1].(*protocol.TextDocumentEdit); !ok || te.Edits[0].(*protocol.TextEdit).NewText != string(seed) {
+		t.Errorf("second change %+v, want the text %q", add.Edit.DocumentChanges[1], seed)
 	}
-	// Apply it as a client would and check the file's name is go test's.
-	if err := os.MkdirAll(filepath.Dir(wantSeed), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(wantSeed, seed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
 	fadd := byTitle["Add as f.Add(…) to FuzzEval"]
-	if fadd == nil {
-		t.Fatalf("no f.Add action in %v", actions)
+	if fadd == nil || fadd.Edit == nil {
+		t.Fatalf("no f.Add action in %+v", actions)
 	}
-	edits := fadd.Edit.Changes[uri.File(testGo)]
-	fuzzLine := lineOf(t, testGo, "f.Fuzz(")
-	if len(edits) != 1 || edits[0].NewText != "\tf.Add(string(\"0/0\"))\n" || edits[0].Range.Start != (protocol.Position{Line: uint32(fuzzLine - 1)}) {
+	edits := fadd.Edit.Changes[w.testURI]
+	fuzzLine := lineOf(t, w.testGo, "f.Fuzz(")
+	if len(edits) != 1 || edits[0].NewText != "\tf.Add("+inputArgs(input)[0]+")\n" || edits[0].Range.Start != (protocol.Position{Line: uint32(fuzzLine - 1)}) {
 		t.Errorf("f.Add edit = %+v", edits)
 	}
 
-	// The command form of "add to corpus" writes the file itself (atomically).
-	os.RemoveAll(filepath.Join(dir, "testdata"))
-	res, err := p.command(fproto.CommandAddToCorpus, fproto.CrashArgs{Crash: "c1"})
-	if err != nil {
-		t.Fatalf("addToCorpus: %v", err)
+	// On a line of the running target: seed the corpus from the current corpus.
+	actions, err = w.server.CodeAction(w.ctx, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: w.testURI}, Range: protocol.Range{Start: protocol.Position{Line: 6}, End: protocol.Position{Line: 6}},
+	})
+	if err != nil || len(actions) != 1 || !strings.HasPrefix(actions[0].(*protocol.CodeAction).Title, "Seed corpus from the current corpus (") ||
+		len(actions[0].(*protocol.CodeAction).Edit.DocumentChanges) < 2 {
+		t.Errorf("seed corpus actions = %+v, %v", actions, err)
 	}
-	if got, err := os.ReadFile(wantSeed); err != nil || string(got) != string(seed) {
-		t.Errorf("addToCorpus wrote %q (%v); result %s", got, err, res)
+
+	// The code lens and fuzzls/status while fuzzing.
+	c.await(t, "a code lens refresh", 10*time.Second, func() bool { return c.refreshes > 0 })
+	lenses = w.lenses(t)
+	if len(lenses) != 1 || lenses[0].Command.Command != fproto.CommandStop || !strings.HasPrefix(lenses[0].Command.Title, "■ Stop · ") ||
+		!strings.Contains(lenses[0].Command.Title, " execs/s · ") || !strings.HasSuffix(lenses[0].Command.Title, " · 1 crash") {
+		t.Errorf("code lens while fuzzing = %+v", lenses)
 	}
-	if _, err := p.command(fproto.CommandAddSeed, fproto.CrashArgs{Crash: "c1"}); err != nil {
-		t.Errorf("addSeed: %v", err)
+	st := w.status()
+	if len(st.Sessions) != 1 || st.Sessions[0].Name != "FuzzEval" || st.Sessions[0].Package != "example.com/calc" || st.Sessions[0].State != fproto.StateFuzzing ||
+		st.Sessions[0].Blocks == 0 || st.Sessions[0].Covered == 0 || st.Sessions[0].Crashes != 1 || st.Sessions[0].URI != string(w.testURI) {
+		t.Errorf("status = %+v", st)
 	}
-	c.await(t, "applyEdit from fuzzls.addSeed", 5*time.Second, func() bool { return len(c.applied) == 1 })
-	raw, err := p.command(fproto.CommandShowInput, fproto.CrashArgs{Crash: "c1"})
+
+	// The commands.
+	raw, err := w.command(fproto.CommandShowInput, fproto.CrashArgs{Crash: data.Crash})
 	var si fproto.ShowInputResult
 	if err != nil || json.Unmarshal(raw, &si) != nil || si.Input != string(seed) {
 		t.Errorf("showInput = %s, %v", raw, err)
 	}
-
-	// "Seed corpus from the current corpus" on a line of the target.
-	fs.set(func(s *fakeSession) {
-		s.seeds = []string{"go test fuzz v1\nstring(\"1\")\n", "go test fuzz v1\nstring(\"(2)\")\n"}
-	})
-	actions, _ = p.server.CodeAction(p.ctx, &protocol.CodeActionParams{
-		TextDocument: testURI, Range: protocol.Range{Start: protocol.Position{Line: 6}, End: protocol.Position{Line: 6}},
-	})
-	if len(actions) != 1 || !strings.HasPrefix(actions[0].(*protocol.CodeAction).Title, "Seed corpus from the current corpus") ||
-		len(actions[0].(*protocol.CodeAction).Edit.DocumentChanges) != 4 {
-		t.Errorf("seed actions = %+v", actions)
+	if _, err := w.command(fproto.CommandAddSeed, fproto.CrashArgs{Crash: data.Crash}); err != nil {
+		t.Errorf("addSeed: %v", err)
+	}
+	c.await(t, "applyEdit from fuzzls.addSeed", 10*time.Second, func() bool { return len(c.applied) == 1 })
+	if _, err := w.command(fproto.CommandAddToCorpus, fproto.CrashArgs{Crash: data.Crash}); err != nil {
+		t.Fatalf("addToCorpus: %v", err)
+	}
+	if got, err := os.ReadFile(wantSeed); err != nil || string(got) != string(seed) {
+		t.Errorf("addToCorpus wrote %q (%v), want %q in %s", got, err, seed, wantSeed)
 	}
 
-	// A save of calc.go rebuilds the session (once, however many events).
-	if err := os.WriteFile(calcGo, []byte(strings.Replace(mustRead(t, calcGo), "v /= w // BUG: division by zero panics", "if w == 0 {\n\t\t\t\treturn 0, fmt.Errorf(\"division by zero\")\n\t\t\t}\n\t\t\tv /= w", 1)), 0o644); err != nil {
+	// Stop with the lens's command.
+	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &ta); err != nil {
 		t.Fatal(err)
 	}
-	_ = p.server.DidSave(p.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}})
-	deadline := time.Now().Add(5 * time.Second)
-	for fs.rebuildCount() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond)
-	if n := fs.rebuildCount(); n != 1 {
-		t.Errorf("rebuilds after one save = %d, want 1", n)
-	}
-	fe.emit(&engine.BuildEvent{Package: "example.com/calc", Seconds: 0.2})
-	fe.emit(&engine.CrashFixedEvent{Crash: &min})
-	c.await(t, "diagnostic removed and showMessage", 5*time.Second, func() bool {
-		return len(c.diags[calcURI]) == 0 && slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool {
-			return m.Message == "FuzzEval: crash fixed"
-		})
-	})
-
-	// A build error becomes a diagnostic on its line, and goes with the next build.
-	fe.emit(&engine.BuildEvent{Package: "example.com/calc", Err: &engine.BuildError{
-		Package:     "example.com/calc",
-		Diagnostics: []engine.Diagnostic{{File: calcGo, Line: 4, Col: 9, Message: "undefined: fmtx"}},
-		Output:      "calc.go:4:9: undefined: fmtx",
-	}})
-	c.await(t, "build error diagnostic", 5*time.Second, func() bool {
-		ds := c.diags[calcURI]
-		return len(ds) == 1 && ds[0].Code == protocol.String("build") && ds[0].Range == protocol.Range{Start: protocol.Position{Line: 3, Character: 8}, End: protocol.Position{Line: 3, Character: 12}}
-	})
-	fe.emit(&engine.BuildEvent{Package: "example.com/calc", Seconds: 0.2})
-	c.await(t, "build error cleared", 5*time.Second, func() bool { return len(c.diags[calcURI]) == 0 })
-
-	st := p.status()
-	if len(st.Sessions) != 1 || st.Sessions[0].Name != "FuzzEval" || st.Sessions[0].State != fproto.StateFuzzing || st.Sessions[0].Blocks != 120 {
-		t.Errorf("status = %+v", st)
-	}
-	if _, err := p.command(fproto.CommandStop, ta); err != nil {
+	if _, err := w.command(lenses[0].Command.Command, ta); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	if !fs.isStopped() {
-		t.Error("session not stopped")
-	}
-	if st := p.status(); len(st.Sessions) != 0 {
+	if st := w.status(); len(st.Sessions) != 0 {
 		t.Errorf("status after stop = %+v", st)
+	}
+	if lenses := w.lenses(t); len(lenses) != 1 || lenses[0].Command.Title != "▶ Fuzz" {
+		t.Errorf("code lens after stop = %+v", lenses)
+	}
+	// The crash stays known after the session stopped.
+	if h, err := w.server.Hover(w.ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: w.calcURI}, Position: protocol.Position{Line: uint32(w.divLine - 1)},
+	}}); err != nil || h == nil {
+		t.Errorf("hover after stop = %v, %v", h, err)
 	}
 }
 
-// Coverage ranges of a file with unsaved edits are dropped until the next build.
-func TestCoverageDroppedWhileEdited(t *testing.T) {
-	fe := &fakeEngine{}
-	opts := Options{}
-	fe.hooks(&opts)
-	dir := copyDir(t, "../testdata/calc")
-	fe.targets = calcTargets(dir)
-	calcGo := filepath.Join(dir, "calc.go")
-	p := startInProcess(t, opts)
-	p.initialize(dir, nil)
-	if _, err := p.command(fproto.CommandStart, nil); err != nil {
-		t.Fatal(err)
+// A save that does not compile gives build diagnostics (source fuzzls, code
+// "build") on the offending line and the session waits; the next good save
+// clears them, a fix of the bug removes the crash diagnostic with "FuzzEval:
+// crash fixed", and fuzzing resumes.
+func TestBuildErrorThenFix(t *testing.T) {
+	w := startCalc(t, Options{}, nil)
+	c := w.client
+	w.start(t)
+	w.awaitDiag(t, "the crash diagnostic", w.calcURI, func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) })
+
+	good := mustRead(t, w.calcGo)
+	badLine := lineOf(t, w.calcGo, `return 0, fmt.Errorf("unexpected %q at %d"`)
+	bad := strings.Replace(good, `return 0, fmt.Errorf("unexpected %q at %d"`, `return 0, fmtx.Errorf("unexpected %q at %d"`, 1)
+	n := c.statusCount()
+	w.save(t, w.calcGo, bad)
+	bd := w.awaitDiag(t, "a build diagnostic", w.calcURI, func(d protocol.Diagnostic) bool { return d.Code == protocol.String("build") })
+	col := strings.Index(strings.Split(bad, "\n")[badLine-1], "fmtx")
+	if src, _ := bd.Source.Get(); src != "fuzzls" || bd.Severity != protocol.DiagnosticSeverityError || bd.Range.Start != (protocol.Position{Line: uint32(badLine - 1), Character: uint32(col)}) ||
+		!strings.Contains(diagMessage(bd), "undefined: fmtx") {
+		t.Errorf("build diagnostic = %+v (%q), want undefined: fmtx at %d:%d", bd, diagMessage(bd), badLine-1, col)
 	}
-	fs := fe.session("FuzzEval")
-	fs.set(func(s *fakeSession) {
-		s.state = fproto.StateFuzzing
-		s.blocks = []engine.Block{{File: calcGo, StartLine: 7, StartCol: 1, EndLine: 8, EndCol: 2}}
-		s.hit = []bool{true}
-	})
-	fe.emit(&engine.BuildEvent{Package: "example.com/calc"})
-	p.open(calcGo) // opening sends the coverage
-	c := p.client
-	count := func(want int) func() bool {
-		return func() bool {
-			if len(c.coverage) == 0 {
-				return false
-			}
-			last := c.coverage[len(c.coverage)-1]
-			return len(last.Files) == 1 && len(last.Files[0].Covered) == want
+	ss := w.awaitState(t, n, fproto.StateError)
+	if want := fmt.Sprintf("calc.go:%d:%d: undefined: fmtx", badLine, col+1); ss.Message != want {
+		t.Errorf("status message = %q, want %q", ss.Message, want)
+	}
+	if lenses := w.lenses(t); len(lenses) != 1 || lenses[0].Command.Title != "■ Stop · build failed" {
+		t.Errorf("code lens after a build error = %+v", lenses)
+	}
+	c.mu.Lock()
+	for _, m := range c.messages {
+		if m.Type == protocol.MessageTypeError {
+			t.Errorf("showMessage on a build error with diagnostics: %+v", m)
 		}
 	}
-	c.await(t, "coverage with ranges", 5*time.Second, count(1))
-	_ = p.server.DidChange(p.ctx, &protocol.DidChangeTextDocumentParams{
-		TextDocument: protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Version: 2},
+	c.mu.Unlock()
+
+	// Fix the build and the bug in one save.
+	fixed := strings.Replace(good, "v /= w // BUG: division by zero panics",
+		"if w == 0 {\n\t\t\t\treturn 0, fmt.Errorf(\"division by zero\")\n\t\t\t}\n\t\t\tv /= w", 1)
+	n = c.statusCount()
+	w.save(t, w.calcGo, fixed)
+	c.await(t, "no diagnostics and \"FuzzEval: crash fixed\"", 90*time.Second, func() bool {
+		return len(c.diags[string(w.calcURI)]) == 0 && slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool {
+			return m.Message == "FuzzEval: crash fixed" && m.Type == protocol.MessageTypeInfo
+		})
+	})
+	if ss := w.awaitState(t, n, fproto.StateFuzzing); ss.Message != "" {
+		t.Errorf("status after the fix = %+v", ss)
+	}
+}
+
+// Coverage ranges of a file with unsaved edits are dropped until the next
+// build; the build of the saved text brings them back, on the moved lines.
+func TestCoverageDroppedWhileEdited(t *testing.T) {
+	w := startCalc(t, Options{}, nil)
+	c := w.client
+	text := mustRead(t, w.calcGo)
+	w.openText(w.calcGo, text)
+	w.start(t)
+	// fileCov returns the block start lines of calc.go in the i-th notification
+	// and whether it has any covered range.
+	fileCov := func(i int) (lines []uint32, covered, ok bool) {
+		for _, f := range c.coverage[i].Files {
+			if f.URI == string(w.calcURI) {
+				for _, r := range append(slices.Clone(f.Covered), f.Uncovered...) {
+					lines = append(lines, r.Start.Line)
+				}
+				slices.Sort(lines)
+				return lines, len(f.Covered) > 0, true
+			}
+		}
+		return nil, false, false
+	}
+	var before []uint32
+	c.await(t, "coverage of calc.go", 90*time.Second, func() bool {
+		for i := range c.coverage {
+			if ls, cov, ok := fileCov(i); ok && cov {
+				before = ls
+				return true
+			}
+		}
+		return false
+	})
+	// Eval's body (its block starts at the brace) is reached by every input.
+	if l := uint32(lineOf(t, w.calcGo, "func Eval(") - 1); !slices.Contains(before, l) {
+		t.Errorf("block lines %v lack line %d", before, l)
+	}
+
+	n := func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.coverage) }()
+	edited := "// edited\n" + text
+	if err := w.server.DidChange(w.ctx, &protocol.DidChangeTextDocumentParams{
+		TextDocument: protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: w.calcURI}, Version: 2},
 		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangePartial{
 			Range: protocol.Range{Start: protocol.Position{Line: 0}, End: protocol.Position{Line: 0}}, Text: "// edited\n",
 		}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "coverage of calc.go without ranges after the edit", 30*time.Second, func() bool {
+		for i := n; i < len(c.coverage); i++ {
+			if ls, _, ok := fileCov(i); ok && len(ls) == 0 {
+				n = i + 1
+				return true
+			}
+		}
+		return false
 	})
-	c.await(t, "coverage without ranges after an edit", 5*time.Second, count(0))
-	_ = p.server.DidSave(p.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}})
-	time.Sleep(10 * time.Millisecond)
-	fe.emit(&engine.BuildEvent{Package: "example.com/calc"})
-	c.await(t, "coverage with ranges after the rebuild", 5*time.Second, count(1))
+	w.save(t, w.calcGo, edited)
+	want := make([]uint32, len(before))
+	for i, l := range before {
+		want[i] = l + 1
+	}
+	c.await(t, "coverage of the saved text's build", 90*time.Second, func() bool {
+		for i := n; i < len(c.coverage); i++ {
+			if ls, cov, ok := fileCov(i); ok && cov && slices.Equal(ls, want) {
+				return true
+			}
+			if ls, _, ok := fileCov(i); ok && len(ls) > 0 && !slices.Equal(ls, want) {
+				t.Errorf("coverage after the edit with lines %v, want none or %v", ls, want)
+			}
+		}
+		return false
+	})
 }
 
 func TestAutoStartOpenFiles(t *testing.T) {
-	fe := &fakeEngine{}
-	opts := Options{}
-	fe.hooks(&opts)
-	dir := copyDir(t, "../testdata/calc")
-	fe.targets = calcTargets(dir)
-	p := startInProcess(t, opts)
-	p.initialize(dir, map[string]any{"fuzzls": map[string]any{"autoStart": "openFiles"}})
-	p.open(filepath.Join(dir, "calc_test.go"))
-	p.client.await(t, "a session in fuzzls/status", 5*time.Second, func() bool {
-		return len(p.client.status) > 0 && len(p.client.status[len(p.client.status)-1].Sessions) == 1
-	})
+	w := startCalc(t, Options{}, map[string]any{"fuzzls": map[string]any{"autoStart": "openFiles"}})
+	w.open(w.calcGo) // not a test file: nothing starts
+	w.open(w.testGo)
+	ss := w.awaitState(t, 0, fproto.StateFuzzing)
+	if ss.Package != "example.com/calc" || ss.URI != string(w.testURI) {
+		t.Errorf("session = %+v", ss)
+	}
+	if st := w.status(); len(st.Sessions) != 1 {
+		t.Errorf("status = %+v, want one session", st)
+	}
 }
 
-func mustRead(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
+// When fsnotify cannot watch (here: its constructor fails as it does at the
+// inotify instance limit, a fault the test cannot cause without starving
+// everything else on the machine), the user is told and the daemon registers
+// for the client's workspace/didChangeWatchedFiles; a file event from the
+// client then rebuilds the session, and nothing else does.
+func TestClientFileEventsWhenWatcherFails(t *testing.T) {
+	limit := fmt.Errorf("inotify_init1: %w", syscall.EMFILE)
+	w := startCalcWith(t, Options{newFSWatcher: func() (*fsnotify.Watcher, error) { return nil, limit }}, nil,
+		func(caps *protocol.ClientCapabilities) {
+			yes := true
+			caps.Workspace.DidChangeWatchedFiles = &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: &yes}
+		})
+	c := w.client
+	c.await(t, "registration for workspace/didChangeWatchedFiles", 10*time.Second, func() bool {
+		return slices.ContainsFunc(c.registered, func(r protocol.Registration) bool { return r.Method == "workspace/didChangeWatchedFiles" })
+	})
+	c.mu.Lock()
+	var reg protocol.Registration
+	for _, r := range c.registered {
+		if r.Method == "workspace/didChangeWatchedFiles" {
+			reg = r
+		}
+	}
+	warned := slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool {
+		return m.Type == protocol.MessageTypeWarning && strings.Contains(m.Message, "inotify limits") && strings.Contains(m.Message, "using the editor's file events instead")
+	})
+	c.mu.Unlock()
+	raw, _ := json.Marshal(reg.RegisterOptions)
+	if !strings.Contains(string(raw), `**/*.{go,mod,sum,work}`) || !strings.Contains(string(raw), `**/testdata/fuzz/**`) {
+		t.Errorf("registration options = %s", raw)
+	}
+	if !warned {
+		t.Errorf("no warning about the watcher in %+v", c.messages)
+	}
+
+	w.start(t)
+	w.awaitState(t, 0, fproto.StateFuzzing)
+	rebuilds := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := 0
+		for _, p := range c.progress {
+			if p == "begin:Rebuilding FuzzEval" {
+				n++
+			}
+		}
+		return n
+	}
+	// Written on disk without didSave: with no watcher nothing notices.
+	edited := "// edited\n" + mustRead(t, w.calcGo)
+	if err := os.WriteFile(w.calcGo, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return string(data)
+	time.Sleep(time.Second)
+	if n := rebuilds(); n != 0 {
+		t.Fatalf("%d rebuilds without a file event: is fsnotify still watching?", n)
+	}
+	n := c.statusCount()
+	if err := w.server.DidChangeWatchedFiles(w.ctx, &protocol.DidChangeWatchedFilesParams{Changes: []protocol.FileEvent{
+		{URI: w.calcURI, Type: protocol.FileChangeTypeChanged},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "a rebuild", 30*time.Second, func() bool { return slices.Contains(c.progress, "begin:Rebuilding FuzzEval") })
+	c.await(t, "the rebuild's end", 90*time.Second, func() bool {
+		return slices.ContainsFunc(c.progress, func(p string) bool { return strings.HasPrefix(p, "end:built in ") })
+	})
+	w.awaitState(t, n, fproto.StateFuzzing)
+	if n := rebuilds(); n != 1 {
+		t.Errorf("%d rebuilds after one file event, want 1", n)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -175,28 +176,35 @@ func TestPathArgumentsOutsideWorkspaceRefused(t *testing.T) {
 	}
 }
 
+// The client goes away without shutdown while a session fuzzes: Serve returns
+// ErrNoShutdown, and the worker processes it started are gone.
 func TestExitWhenInputCloses(t *testing.T) {
-	fe := &fakeEngine{}
-	opts := Options{}
-	fe.hooks(&opts)
-	dir := copyDir(t, "../testdata/calc")
-	fe.targets = calcTargets(dir)
-	p := startInProcess(t, opts)
-	p.initialize(dir, nil)
-	if _, err := p.command(fproto.CommandStart, nil); err != nil {
-		t.Fatalf("start: %v", err)
+	w := startCalc(t, Options{}, nil)
+	before := descendants(os.Getpid())
+	w.start(t)
+	w.awaitState(t, 0, fproto.StateFuzzing)
+	var workers []int
+	for _, pid := range descendants(os.Getpid()) {
+		if !slices.Contains(before, pid) {
+			workers = append(workers, pid)
+		}
 	}
-	p.toServer.Close() // the client goes away
+	if len(workers) == 0 {
+		t.Fatal("no worker processes while fuzzing")
+	}
+	w.toServer.Close() // the client goes away
 	select {
-	case err := <-p.done:
+	case err := <-w.done:
 		if !errors.Is(err, ErrNoShutdown) {
 			t.Errorf("Serve = %v, want ErrNoShutdown", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("Serve did not return when its input closed")
 	}
-	if !fe.isClosed() || !fe.session("FuzzEval").isStopped() {
-		t.Errorf("engine closed = %v, session stopped = %v; want both", fe.isClosed(), fe.session("FuzzEval").isStopped())
+	for _, pid := range workers {
+		if alive(pid) {
+			t.Errorf("worker process %d still running after Serve returned", pid)
+		}
 	}
 }
 

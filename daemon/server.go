@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
@@ -31,12 +32,17 @@ type Options struct {
 	EnableTestCommands bool
 
 	// BatchDelay is how long the file watcher waits for a burst of changes to
-	// settle before rebuilding; 0 means 400ms.
+	// settle before rebuilding; 0 means 250ms (enough to merge an editor's
+	// didSave with the file events of the same save).
 	BatchDelay time.Duration
 
 	// newEngine and discover replace the engine in this package's tests.
 	newEngine func(engine.Options, func(engine.Event)) fuzzEngine
 	discover  func(ctx context.Context, dir string, patterns ...string) ([]engine.Target, error)
+
+	// newFSWatcher replaces fsnotify.NewWatcher in this package's tests, to
+	// make watching fail as it does when the inotify limits are reached.
+	newFSWatcher func() (*fsnotify.Watcher, error)
 }
 
 // Test-only command names (see Options.EnableTestCommands).
@@ -65,7 +71,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		opts.discover = engine.Discover
 	}
 	if opts.BatchDelay == 0 {
-		opts.BatchDelay = 400 * time.Millisecond
+		opts.BatchDelay = 250 * time.Millisecond
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -30,8 +30,12 @@ func (s *server) watchFolders(folders []string) {
 		return
 	}
 	if w == nil {
+		mk := s.opts.newFSWatcher
+		if mk == nil {
+			mk = fsnotify.NewWatcher
+		}
 		var err error
-		w, err = newWatcher(s.changes.add, func(err error) {
+		w, err = newWatcherWith(mk, s.changes.add, func(err error) {
 			s.logf(protocol.MessageTypeWarning, "file watcher: %v", err)
 		})
 		if err != nil {
@@ -121,7 +125,12 @@ type watcher struct {
 }
 
 func newWatcher(changed func(string), report func(error)) (*watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
+	return newWatcherWith(fsnotify.NewWatcher, changed, report)
+}
+
+// newWatcherWith builds the watcher on the fsnotify watcher mk returns.
+func newWatcherWith(mk func() (*fsnotify.Watcher, error), changed func(string), report func(error)) (*watcher, error) {
+	fsw, err := mk()
 	if err != nil {
 		return nil, err
 	}
