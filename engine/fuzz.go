@@ -36,7 +36,6 @@ func (s *Session) fuzz() outcome {
 		s.started = time.Now()
 	}
 	s.mu.Unlock()
-	s.setState("fuzzing")
 
 	start := func() *workerProc {
 		if !e.sched.acquire() {
@@ -119,6 +118,10 @@ func (s *Session) fuzz() outcome {
 		defer t.Stop()
 		deadline = t.C
 	}
+	s.mu.Lock()
+	s.reported = false
+	s.mu.Unlock()
+	fuzzing := false
 	for {
 		select {
 		case <-s.stopCh:
@@ -127,6 +130,13 @@ func (s *Session) fuzz() outcome {
 			return outRebuild
 		case n := <-allot:
 			resize(n)
+			if !fuzzing {
+				// Observers learn at once that fuzzing started, with the workers
+				// running, not at the first tick.
+				fuzzing = true
+				s.setState("fuzzing")
+				s.emitStats()
+			}
 		case <-deadline:
 			s.emitStats()
 			return outFinished
@@ -283,7 +293,12 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 			others = append(others, w)
 		}
 	}
+	first := !s.reported
+	s.reported = true
 	s.mu.Unlock()
+	if first { // the new build's first coverage: no need to wait for the tick
+		s.e.observe(&CoverageEvent{Target: s.target})
+	}
 	if _, err := writeEntry(corpusDir(s.e.opts.CacheDir, s.target), en.Input); err != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving corpus entry: %v\n", err)
 	}

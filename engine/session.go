@@ -46,6 +46,8 @@ type Session struct {
 	workers   []*workerProc
 	rate      rateMeter
 	cminAt    int // corpus size that triggers the next minimizeCorpus
+	// reported: the first coverage of this fuzzing phase was reported at once.
+	reported bool
 }
 
 // entry is one corpus entry as the coordinator keeps it.
@@ -276,19 +278,24 @@ func (s *Session) prepare(rebuilt bool) error {
 	if rebuilt && s.filesChanged() {
 		e.loader.Invalidate()
 	}
-	bin, err := s.build(ctx)
-	ev := &BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err}
-	e.observe(ev)
-	if err != nil {
+	// The BuildEvent comes once the new build is in place (blocks swapped, seeds
+	// run), so an observer that reads Coverage() on it sees the new blocks; a seeds
+	// run that fails (bad f.Add types, bad corpus files) is a build error too.
+	report := func(err error) error {
+		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err})
 		return err
+	}
+	bin, err := s.build(ctx)
+	if err != nil {
+		return report(err)
 	}
 	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir)
 	if err != nil {
-		return err
+		return report(err)
 	}
 	user, err := userDict(s.target, e.opts.Dict)
 	if err != nil {
-		return &BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)}
+		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
 	}
 	var inputs []string
 	for _, sd := range seeds.Inputs {
@@ -325,6 +332,7 @@ func (s *Session) prepare(rebuilt bool) error {
 		}
 	}
 	s.mu.Unlock()
+	report(nil)
 	if rebuilt {
 		s.recheckCrashes()
 	}
