@@ -287,12 +287,32 @@ func (f *failure) locateRecursion(u userFrames) {
 // pickGoroutine chooses the goroutine that matters in a full dump: the one running
 // the fuzz function, else the first with a frame in the user's code.
 func pickGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
+	// Of the goroutines that mention the fuzz function, the one whose user code is
+	// nearest the top: the one waiting for it has testing's frames on top.
+	var best []string
+	bestDepth := 1 << 30
 	for _, g := range gs {
+		mentions := false
 		for _, l := range g {
 			if fuzzFn != "" && strings.Contains(l, fuzzFn) {
-				return g
+				mentions = true
+				break
 			}
 		}
+		if !mentions {
+			continue
+		}
+		for depth, fr := range parseFrames(g) {
+			if u.is(fr.File) {
+				if depth < bestDepth {
+					best, bestDepth = g, depth
+				}
+				break
+			}
+		}
+	}
+	if best != nil {
+		return best
 	}
 	for _, g := range gs {
 		for _, fr := range parseFrames(g) {
