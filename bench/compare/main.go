@@ -1,0 +1,908 @@
+// Command compare runs fuzzls and `go test -fuzz` side by side on the targets of
+// bench/targets (a module of its own), same cores, same budget, several trials, and
+// prints per target: found by each engine (k/n), the median time to the crash and
+// the ratio; for the real parsers (no planted bug), the statements covered after
+// the budget, counted neutrally by replaying each engine's corpus with
+// `go test -coverprofile`.
+//
+//	go run ./bench/compare [-budget 60s] [-covbudget 5m] [-trials 3] [-targets re] [-parallel 2] [-out bench/results] [-fuzzls bin/fuzzls]
+//
+// Smoke test: go run ./bench/compare -budget 5s -trials 1 -targets 'Prefix|NaN'
+//
+// -covbudget is the budget of the real parsers (default: -budget); issue 3's goals
+// are for -budget 60s and -covbudget 5m. -fuzzls uses a built binary instead of
+// building ./cmd/fuzzls from the tree.
+//
+// Fairness:
+//   - Both engines fuzz a scratch copy of bench/targets, one run at a time, with the
+//     same -parallel and the same budget. Every trial starts cold: fuzzls gets a new
+//     -cachedir, go test a new fuzz cache directory (-test.fuzzcachedir, passed after
+//     go's own), and the crashers go test writes into testdata/fuzz/ are removed. Go's
+//     build cache is kept: the native engine's instrumented build of the standard
+//     library takes a minute or more and is warmed once at the start, not counted.
+//   - Time to crash excludes building. fuzzls: from its "build" event to its first
+//     "crash" event (minimization is not counted). go test: from its first
+//     "fuzz: elapsed: 0s" line to its "minimizing … failing input" line (or its
+//     "--- FAIL" line when it does not minimize).
+//   - A failure counts as found only when it is the planted one (a pattern on the
+//     message); any other failure is listed as such.
+//   - Coverage: each engine's generated corpus is copied into the scratch module's
+//     testdata/fuzz/FuzzXxx/ and replayed by `go test -run=^FuzzXxx$ -coverpkg=<the
+//     parser's package>`; covered statements are counted from the profile.
+//
+// The results go to -out (gitignored): compare-<time>.md, compare-<time>.json and the
+// runs' output in compare-<time>-logs/.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const module = "example.com/benchtargets"
+
+// A target of the suite. Bug targets have Expect (a pattern the planted failure's
+// message matches); coverage targets have CoverPkg.
+type target struct {
+	Name       string
+	Pkg        string // directory in the module, "planted" or "parsers"
+	Difficulty string
+	Expect     string
+	CoverPkg   string
+}
+
+var suite = []target{
+	{Name: "FuzzPrefix", Pkg: "planted", Difficulty: "easy: 4 nested one-byte ifs", Expect: `planted: prefix`},
+	{Name: "FuzzNaN", Pkg: "planted", Difficulty: "special value: float64 NaN (go test never mutates to one)", Expect: `planted: NaN`},
+	{Name: "FuzzRoundTrip", Pkg: "planted", Difficulty: "medium: 4×0xFE run, t.Fatalf", Expect: `round trip mismatch`},
+	{Name: "FuzzHang", Pkg: "planted", Difficulty: "medium: 2-byte prefix, then a hang (10 s timeout in both)", Expect: `hang|hung`},
+	{Name: "FuzzTLV", Pkg: "planted", Difficulty: "medium: TLV nested 2 deep", Expect: `out of range`},
+	{Name: "FuzzMultiArg", Pkg: "planted", Difficulty: "hard: int == 0x1337 && string == \"key\"", Expect: `planted: multiarg`},
+	{Name: "FuzzTokens", Pkg: "planted", Difficulty: "hard: keywords select, from, where in order", Expect: `planted: select from where`},
+	{Name: "FuzzMagic32", Pkg: "planted", Difficulty: "hard: 32-bit magic", Expect: `planted: magic32`},
+	{Name: "FuzzAlloc", Pkg: "planted", Difficulty: "hard: 32-bit magic, then GiBs allocated", Expect: `oom|out of memory|terminated unexpectedly`},
+	{Name: "FuzzMagic64", Pkg: "planted", Difficulty: "hard: 64-bit magic", Expect: `planted: magic64`},
+	{Name: "FuzzEqual", Pkg: "planted", Difficulty: "hard: string == 16-byte literal", Expect: `planted: equal`},
+	{Name: "FuzzLiteral", Pkg: "planted", Difficulty: "hard: HasPrefix 18-byte literal", Expect: `planted: literal prefix`},
+	{Name: "FuzzChecksum", Pkg: "planted", Difficulty: "very hard: CRC-32 guard, then \"BUG\"", Expect: `planted: checksum`},
+	{Name: "FuzzToml", Pkg: "parsers", CoverPkg: "github.com/BurntSushi/toml"},
+	{Name: "FuzzYAML", Pkg: "parsers", CoverPkg: "gopkg.in/yaml.v3"},
+	{Name: "FuzzHTML", Pkg: "parsers", CoverPkg: "golang.org/x/net/html"},
+}
+
+// run is one engine's run on one target in one trial.
+type run struct {
+	Engine  string  `json:"engine"`
+	Target  string  `json:"target"`
+	Trial   int     `json:"trial"`
+	Found   bool    `json:"found"`             // the planted failure
+	TTC     float64 `json:"ttc,omitempty"`     // seconds from fuzzing start to the failure
+	Other   string  `json:"other,omitempty"`   // a failure that is not the planted one
+	Failure string  `json:"failure,omitempty"` // first line of the failure found
+	Where   string  `json:"where,omitempty"`   // fuzzls: file:line of the failure
+	Flaky   bool    `json:"flaky,omitempty"`   // fuzzls: the failure did not repeat on replay
+	Flake   string  `json:"flake,omitempty"`   // an engine's spurious failure, not counted
+	Execs   int64   `json:"execs"`
+	Fuzzed  float64 `json:"fuzzed"` // seconds of fuzzing (start to end)
+	Startup float64 `json:"startup"`
+	Wall    float64 `json:"wall"`
+	// Coverage targets: statements (and blocks) of CoverPkg the corpus reaches.
+	Corpus      int    `json:"corpus,omitempty"`
+	Stmts       int    `json:"stmts,omitempty"`
+	TotalStmts  int    `json:"totalStmts,omitempty"`
+	Blocks      int    `json:"blocks,omitempty"`
+	TotalBlocks int    `json:"totalBlocks,omitempty"`
+	OwnCover    string `json:"ownCover,omitempty"` // the engine's own coverage figure
+	Err         string `json:"err,omitempty"`
+	Log         string `json:"log"`
+}
+
+type config struct {
+	budget, covBudget time.Duration
+	trials, parallel  int
+	fuzzls            string // binary
+	version           string // its version line
+	scratch           string // scratch copy of bench/targets
+	tmp               string
+	logs              string
+}
+
+func main() {
+	budget := flag.Duration("budget", 60*time.Second, "fuzzing time per engine, target and trial")
+	covBudget := flag.Duration("covbudget", 0, "fuzzing time for the real parsers (default: -budget)")
+	trials := flag.Int("trials", 3, "trials per target and engine")
+	targetsRE := flag.String("targets", "", "only targets whose names match this regular expression")
+	parallel := flag.Int("parallel", 2, "workers per engine")
+	out := flag.String("out", "bench/results", "directory for the markdown summary, raw results and logs")
+	srcDir := flag.String("src", "bench/targets", "the targets module")
+	bin := flag.String("fuzzls", "", "a fuzzls binary to use (default: build ./cmd/fuzzls)")
+	flag.Parse()
+	if *covBudget == 0 {
+		*covBudget = *budget
+	}
+	re, err := regexp.Compile(*targetsRE)
+	check(err)
+	var chosen []target
+	for _, t := range suite {
+		if re.MatchString(t.Name) {
+			chosen = append(chosen, t)
+		}
+	}
+	if len(chosen) == 0 {
+		check(fmt.Errorf("no target matches %q", *targetsRE))
+	}
+	if _, err := os.Stat(filepath.Join("cmd", "fuzzls")); err != nil {
+		check(errors.New("run from the repository root: go run ./bench/compare"))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	stamp := time.Now().Format("20060102-150405")
+	check(os.MkdirAll(*out, 0o755))
+	tmp, err := os.MkdirTemp("", "fuzzls-compare-")
+	check(err)
+	defer os.RemoveAll(tmp)
+	c := &config{budget: *budget, covBudget: *covBudget, trials: *trials, parallel: *parallel, tmp: tmp,
+		scratch: filepath.Join(tmp, "targets"), fuzzls: filepath.Join(tmp, "fuzzls"),
+		logs: filepath.Join(*out, "compare-"+stamp+"-logs")}
+	check(os.MkdirAll(c.logs, 0o755))
+
+	if *bin != "" {
+		c.fuzzls, err = filepath.Abs(*bin)
+		check(err)
+	} else {
+		logf("building fuzzls")
+		out, err := command(ctx, "", "go", "build", "-o", c.fuzzls, "./cmd/fuzzls").CombinedOutput()
+		if err != nil {
+			check(fmt.Errorf("go build ./cmd/fuzzls: %v\n%s", err, out))
+		}
+	}
+	if out, err := exec.Command(c.fuzzls, "version").Output(); err == nil {
+		c.version = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		c.version += ", tree " + strings.TrimSpace(string(out))
+	}
+	check(copyTree(*srcDir, c.scratch))
+	check(checkSuite(ctx, c.scratch))
+	check(clearNativeCache(ctx))
+	warm(ctx, c, chosen)
+
+	var runs []run
+	started := time.Now()
+	for _, t := range chosen {
+		for trial := 1; trial <= c.trials && ctx.Err() == nil; trial++ {
+			for _, eng := range []string{"fuzzls", "native"} {
+				if ctx.Err() != nil {
+					break
+				}
+				r := runOne(ctx, c, t, eng, trial)
+				logf("%-14s %-7s trial %d: %s", t.Name, eng, trial, r.summary(t))
+				runs = append(runs, r)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		logf("interrupted: results so far")
+	}
+
+	md := report(c, chosen, runs, time.Since(started))
+	fmt.Print("\n" + md)
+	mdPath := filepath.Join(*out, "compare-"+stamp+".md")
+	check(os.WriteFile(mdPath, []byte(md), 0o644))
+	data, _ := json.MarshalIndent(runs, "", "  ")
+	check(os.WriteFile(filepath.Join(*out, "compare-"+stamp+".json"), data, 0o644))
+	logf("wrote %s (raw results beside it, logs in %s)", mdPath, c.logs)
+}
+
+func (r run) summary(t target) string {
+	var s string
+	switch {
+	case r.Err != "":
+		s = "error: " + r.Err
+	case t.CoverPkg != "":
+		s = fmt.Sprintf("%d/%d statements, %d blocks, corpus %d", r.Stmts, r.TotalStmts, r.Blocks, r.Corpus)
+		if r.Other != "" {
+			s += ", failure: " + r.Other
+		}
+	case r.Found:
+		s = fmt.Sprintf("found in %.1fs", r.TTC)
+	case r.Other != "":
+		s = "other failure: " + r.Other
+	default:
+		s = "not found"
+	}
+	return s + fmt.Sprintf(" (%d execs in %.0fs, startup %.1fs)", r.Execs, r.Fuzzed, r.Startup)
+}
+
+// checkSuite compares the suite with the module's fuzz targets, so the list here
+// cannot silently drift from bench/targets.
+func checkSuite(ctx context.Context, dir string) error {
+	out, err := command(ctx, dir, "go", "test", "-list", "^Fuzz", "./...").Output()
+	if err != nil {
+		return fmt.Errorf("go test -list in the targets module: %v", err)
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Fields(string(out)) {
+		if strings.HasPrefix(l, "Fuzz") {
+			have[l] = true
+		}
+	}
+	for _, t := range suite {
+		if !have[t.Name] {
+			return fmt.Errorf("%s is in the suite but not in bench/targets", t.Name)
+		}
+		delete(have, t.Name)
+	}
+	for n := range have {
+		logf("warning: %s in bench/targets is not in the suite", n)
+	}
+	return nil
+}
+
+// clearNativeCache removes go test's fuzz cache for the targets module: fuzzls
+// warm-starts from it, which would hand it what an earlier native run found.
+func clearNativeCache(ctx context.Context) error {
+	out, err := command(ctx, "", "go", "env", "GOCACHE").Output()
+	if err != nil {
+		return err
+	}
+	d := filepath.Join(strings.TrimSpace(string(out)), "fuzz", filepath.FromSlash(module))
+	if _, err := os.Stat(d); err == nil {
+		logf("removing %s (fuzzls would warm-start from it)", d)
+		return os.RemoveAll(d)
+	}
+	return nil
+}
+
+// warm builds each package's instrumented test binary for go test -fuzz once, and
+// the coverage build of the parsers, so that no trial pays for them.
+func warm(ctx context.Context, c *config, ts []target) {
+	done := map[string]bool{}
+	for _, t := range ts {
+		if done[t.Pkg] {
+			continue
+		}
+		done[t.Pkg] = true
+		logf("warming go test -fuzz's instrumented build of ./%s (a minute or more the first time)", t.Pkg)
+		start := time.Now()
+		cmd := command(ctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime=1x", "-parallel=1",
+			"./"+t.Pkg, "-args", "-test.fuzzcachedir="+filepath.Join(c.tmp, "warm"))
+		if out, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "--- FAIL") {
+			logf("warm-up of ./%s failed: %v\n%s", t.Pkg, err, out)
+		}
+		os.RemoveAll(filepath.Join(c.scratch, t.Pkg, "testdata", "fuzz"))
+		if t.CoverPkg != "" {
+			var pkgs []string
+			for _, u := range ts {
+				if u.CoverPkg != "" {
+					pkgs = append(pkgs, u.CoverPkg)
+				}
+			}
+			command(ctx, c.scratch, "go", "test", "-run=^$", "-coverpkg="+strings.Join(pkgs, ","), "./"+t.Pkg).Run()
+		}
+		logf("  %.0fs", time.Since(start).Seconds())
+	}
+}
+
+func runOne(ctx context.Context, c *config, t target, eng string, trial int) run {
+	r := run{Engine: eng, Target: t.Name, Trial: trial}
+	budget := c.budget
+	if t.CoverPkg != "" {
+		budget = c.covBudget
+	}
+	dir, err := os.MkdirTemp(c.tmp, eng+"-")
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	defer os.RemoveAll(dir)
+	crashers := filepath.Join(c.scratch, t.Pkg, "testdata", "fuzz", t.Name)
+	os.RemoveAll(crashers)
+	defer os.RemoveAll(crashers)
+
+	logName := fmt.Sprintf("%s-%s-%d.log", t.Name, eng, trial)
+	r.Log = logName
+	logFile, err := os.Create(filepath.Join(c.logs, logName))
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	defer logFile.Close()
+
+	// The budget plus room for building, minimizing and stopping; past it the run
+	// is stopped (interrupted, then killed).
+	rctx, cancel := context.WithTimeout(ctx, budget+3*time.Minute)
+	defer cancel()
+	var corpusDir string
+	var cmd *exec.Cmd
+	if eng == "fuzzls" {
+		cmd = command(rctx, c.scratch, c.fuzzls, "fuzz", "-json", "-fuzztime", budget.String(), "-parallel", strconv.Itoa(c.parallel),
+			"-minimizetime", "1s", "-run", "^"+t.Name+"$", "-cachedir", dir, "./"+t.Pkg)
+		corpusDir = filepath.Join(dir, "corpus", filepath.FromSlash(module+"/"+t.Pkg), t.Name)
+	} else {
+		cmd = command(rctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime="+budget.String(),
+			"-parallel="+strconv.Itoa(c.parallel), "-fuzzminimizetime=1s", "./"+t.Pkg, "-args", "-test.fuzzcachedir="+dir)
+		corpusDir = filepath.Join(dir, t.Name)
+	}
+	fmt.Fprintf(logFile, "$ %s\n", strings.Join(cmd.Args, " "))
+	start := time.Now()
+	lines, wait, err := startLines(cmd)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	var failText string
+	if eng == "fuzzls" {
+		failText = parseFuzzls(lines, logFile, start, &r)
+	} else {
+		failText = parseNative(lines, logFile, start, &r)
+	}
+	werr := wait()
+	r.Wall = time.Since(start).Seconds()
+	if rctx.Err() != nil && ctx.Err() == nil {
+		r.Err = "stopped after " + (budget + 3*time.Minute).String()
+	} else if werr != nil && failText == "" && r.Err == "" && r.Flake == "" && ctx.Err() == nil {
+		var ee *exec.ExitError
+		if errors.As(werr, &ee) && eng == "fuzzls" && ee.ExitCode() == 1 {
+			// exit 1 is a failure; the events say which
+		} else {
+			r.Err = fmt.Sprintf("%v (see %s)", werr, logName)
+		}
+	}
+	if failText != "" {
+		if t.Expect != "" && regexp.MustCompile(t.Expect).MatchString(failText) {
+			r.Found = true
+		} else {
+			r.Other = r.Failure
+			r.TTC = 0
+		}
+	}
+	if t.CoverPkg != "" && r.Err == "" {
+		if err := coverage(ctx, c, t, corpusDir, &r, logFile); err != nil {
+			r.Err = "coverage: " + err.Error()
+		}
+	}
+	return r
+}
+
+// parseFuzzls reads fuzzls's JSON events; it returns the text a planted failure's
+// pattern is matched against ("kind: message"), or "".
+func parseFuzzls(lines <-chan line, log io.Writer, start time.Time, r *run) string {
+	var fuzzStart, end time.Time
+	var first, last map[string]any
+	for l := range lines {
+		fmt.Fprintf(log, "%7.3f %s\n", l.t.Sub(start).Seconds(), l.s)
+		var ev map[string]any
+		if json.Unmarshal([]byte(l.s), &ev) != nil {
+			continue
+		}
+		switch ev["event"] {
+		case "build":
+			if e, ok := ev["error"].(string); ok {
+				r.Err = "build: " + firstLine(e)
+			}
+			if fuzzStart.IsZero() {
+				fuzzStart = l.t
+			}
+		case "stats":
+			r.Execs = int64(num(ev["execs"]))
+			r.OwnCover = fmt.Sprintf("%d/%d blocks (fuzzls's instrumentation), corpus %d", int(num(ev["covered"])), int(num(ev["blocks"])), int(num(ev["corpus"])))
+		case "crash":
+			if first == nil {
+				first = ev
+				r.TTC = l.t.Sub(fuzzStart).Seconds()
+			}
+			last = ev
+		case "done":
+			end = l.t
+			if n := int64(num(ev["execs"])); n > r.Execs {
+				r.Execs = n
+			}
+			if e, ok := ev["error"].(string); ok && r.Err == "" {
+				r.Err = firstLine(e)
+			}
+		}
+	}
+	if end.IsZero() {
+		end = time.Now()
+	}
+	if !fuzzStart.IsZero() {
+		r.Startup = fuzzStart.Sub(start).Seconds()
+		r.Fuzzed = end.Sub(fuzzStart).Seconds()
+	}
+	if first == nil {
+		return ""
+	}
+	r.Flaky, _ = last["flaky"].(bool)
+	kind, _ := last["kind"].(string)
+	msg, _ := last["message"].(string)
+	r.Failure = kind + ": " + firstLine(msg)
+	if f, ok := last["file"].(string); ok && f != "" {
+		r.Where = fmt.Sprintf("%s:%d", filepath.Base(f), int(num(last["line"])))
+	}
+	return kind + ": " + msg
+}
+
+var (
+	nativeElapsed = regexp.MustCompile(`^fuzz: elapsed: \d+s`)
+	nativeExecs   = regexp.MustCompile(`^fuzz: elapsed: \d+s, execs: (\d+) .*\(total: (\d+)\)`)
+	nativeMin     = regexp.MustCompile(`^fuzz: minimizing \d+-byte failing input`)
+	nativeFail    = regexp.MustCompile(`^--- FAIL: `)
+	nativeFrom    = regexp.MustCompile(`^testing\.go:\d+: `)
+)
+
+const deadlineFlake = "go test reported \"context deadline exceeded\" at the end of -fuzztime (go.dev/issue/75804)"
+
+// parseNative reads go test -fuzz's output; it returns the failure's text, or "".
+func parseNative(lines <-chan line, log io.Writer, start time.Time, r *run) string {
+	var fuzzStart, found, end time.Time
+	var fail []string
+	inFail := false
+	for l := range lines {
+		fmt.Fprintf(log, "%7.3f %s\n", l.t.Sub(start).Seconds(), l.s)
+		end = l.t
+		switch {
+		case nativeElapsed.MatchString(l.s):
+			if fuzzStart.IsZero() {
+				fuzzStart = l.t
+			}
+			if m := nativeExecs.FindStringSubmatch(l.s); m != nil {
+				r.Execs, _ = strconv.ParseInt(m[1], 10, 64)
+				r.OwnCover = "corpus " + m[2] + " (go test's count)"
+			}
+		case nativeMin.MatchString(l.s):
+			if found.IsZero() {
+				found = l.t
+			}
+		case nativeFail.MatchString(l.s):
+			if found.IsZero() {
+				found = l.t
+			}
+			inFail = true
+		case inFail && (l.s == "FAIL" || strings.HasPrefix(l.s, "exit status")):
+			inFail = false
+		case inFail:
+			if s := strings.TrimSpace(l.s); s != "" && !strings.HasPrefix(s, "--- FAIL") {
+				fail = append(fail, s)
+			}
+		}
+	}
+	if fuzzStart.IsZero() {
+		fuzzStart = start
+		if !found.IsZero() {
+			fuzzStart = found // failed on a seed, before fuzzing
+		}
+	}
+	r.Startup = fuzzStart.Sub(start).Seconds()
+	r.Fuzzed = end.Sub(fuzzStart).Seconds()
+	if found.IsZero() {
+		return ""
+	}
+	if len(fail) == 1 && fail[0] == "context deadline exceeded" {
+		// go test's own race at the end of -fuzztime (go.dev/issue/75804, not fixed
+		// in Go 1.26): no input failed, the budget ran out.
+		r.Flake = deadlineFlake
+		return ""
+	}
+	r.TTC = found.Sub(fuzzStart).Seconds()
+	if len(fail) == 0 {
+		fail = []string{"(no message)"}
+	}
+	r.Failure = fail[0]
+	for _, s := range fail {
+		// "planted_test.go:60: round trip mismatch…" or "testing.go:1927: panic: planted: …"
+		if strings.Contains(s, "panic: ") || strings.Contains(s, "_test.go:") || strings.Contains(s, "fuzzing process") {
+			r.Failure = s
+			break
+		}
+	}
+	r.Failure = strings.TrimPrefix(r.Failure, nativeFrom.FindString(r.Failure))
+	return strings.Join(fail, "\n")
+}
+
+// coverage replays the corpus in corpusDir with go test -coverprofile and counts
+// the statements of the parser's package it covers.
+func coverage(ctx context.Context, c *config, t target, corpusDir string, r *run, log io.Writer) error {
+	seeds := filepath.Join(c.scratch, t.Pkg, "testdata", "fuzz", t.Name)
+	os.RemoveAll(seeds)
+	defer os.RemoveAll(seeds)
+	if err := os.MkdirAll(seeds, 0o755); err != nil {
+		return err
+	}
+	ents, _ := os.ReadDir(corpusDir)
+	for _, e := range ents {
+		if e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(corpusDir, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(seeds, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+		r.Corpus++
+	}
+	prof := filepath.Join(c.tmp, "cover.out")
+	os.Remove(prof)
+	cmd := command(ctx, c.scratch, "go", "test", "-run=^"+t.Name+"$", "-timeout=10m", "-coverprofile="+prof, "-coverpkg="+t.CoverPkg, "./"+t.Pkg)
+	out, err := cmd.CombinedOutput()
+	fmt.Fprintf(log, "\n$ %s\n%s", strings.Join(cmd.Args, " "), out)
+	if err != nil {
+		// a corpus entry that fails (a real bug in the parser) still leaves a profile
+		fmt.Fprintf(log, "coverage replay: %v\n", err)
+	}
+	st, err := countProfile(prof)
+	if err != nil {
+		return fmt.Errorf("%v (replay output in %s)", err, r.Log)
+	}
+	r.Stmts, r.TotalStmts, r.Blocks, r.TotalBlocks = st[0], st[1], st[2], st[3]
+	return nil
+}
+
+// countProfile returns covered statements, statements, covered blocks, blocks.
+func countProfile(path string) ([4]int, error) {
+	var res [4]int
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return res, err
+	}
+	type blk struct {
+		stmts int
+		hit   bool
+	}
+	blocks := map[string]*blk{}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || strings.HasPrefix(l, "mode:") {
+			continue
+		}
+		n, _ := strconv.Atoi(f[1])
+		cnt, _ := strconv.Atoi(f[2])
+		b := blocks[f[0]]
+		if b == nil {
+			b = &blk{stmts: n}
+			blocks[f[0]] = b
+		}
+		b.hit = b.hit || cnt > 0
+	}
+	for _, b := range blocks {
+		res[1] += b.stmts
+		res[3]++
+		if b.hit {
+			res[0] += b.stmts
+			res[2]++
+		}
+	}
+	if res[3] == 0 {
+		return res, errors.New("empty coverage profile")
+	}
+	return res, nil
+}
+
+// report is the markdown summary.
+func report(c *config, ts []target, runs []run, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# fuzzls vs go test -fuzz\n\n")
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&b, "%s · %s · %s %s/%s · %d CPUs (load %s) · budget %s (parsers %s) · %d trial(s) · -parallel %d · %s in all\n\n",
+		time.Now().Format("2006-01-02 15:04"), c.version, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
+		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "),
+		c.budget, c.covBudget, c.trials, c.parallel, took.Round(time.Second))
+	by := map[string]map[string][]run{}
+	for _, r := range runs {
+		if by[r.Target] == nil {
+			by[r.Target] = map[string][]run{}
+		}
+		by[r.Target][r.Engine] = append(by[r.Target][r.Engine], r)
+	}
+
+	var goalsMissed []string
+	fmt.Fprintf(&b, "## Planted bugs: time to crash\n\n")
+	fmt.Fprintf(&b, "Found k/n; median seconds from fuzzing start to the failure (a trial that did not find it counts as ∞); ratio native/fuzzls.\n\n")
+	fmt.Fprintf(&b, "| target | difficulty | fuzzls | native | fuzzls median | native median | ratio | fuzzls execs/s | native execs/s |\n")
+	fmt.Fprintf(&b, "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	var notes []string
+	for _, t := range ts {
+		if t.CoverPkg != "" {
+			continue
+		}
+		f, n := by[t.Name]["fuzzls"], by[t.Name]["native"]
+		if len(f) == 0 && len(n) == 0 {
+			continue
+		}
+		fm, nm := medianTTC(f), medianTTC(n)
+		ratio := "—"
+		switch {
+		case !math.IsInf(fm, 1) && !math.IsInf(nm, 1):
+			ratio = fmt.Sprintf("%.1f×", nm/math.Max(fm, 0.01))
+			if nm/math.Max(fm, 0.01) < 10 {
+				goalsMissed = append(goalsMissed, fmt.Sprintf("%s: median %.1fs, not a tenth of native's %.1fs", t.Name, fm, nm))
+			}
+		case !math.IsInf(fm, 1):
+			ratio = fmt.Sprintf("> %.0f×", c.budget.Seconds()/math.Max(fm, 0.01))
+		}
+		if k := found(f); k < len(f) {
+			goalsMissed = append(goalsMissed, fmt.Sprintf("%s: fuzzls found it in %d of %d trials", t.Name, k, len(f)))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d/%d | %d/%d | %s | %s | %s | %s | %s |\n", t.Name, t.Difficulty,
+			found(f), len(f), found(n), len(n), secs(fm), secs(nm), ratio, rate(f), rate(n))
+		for _, r := range append(append([]run{}, f...), n...) {
+			if r.Other != "" {
+				notes = append(notes, fmt.Sprintf("%s, %s, trial %d: another failure: %s %s", t.Name, r.Engine, r.Trial, r.Other, r.Where))
+			}
+			if r.Flaky {
+				notes = append(notes, fmt.Sprintf("%s, %s, trial %d: reported as flaky", t.Name, r.Engine, r.Trial))
+			}
+			if r.Err != "" {
+				notes = append(notes, fmt.Sprintf("%s, %s, trial %d: %s", t.Name, r.Engine, r.Trial, r.Err))
+			}
+		}
+	}
+
+	hasCov := false
+	for _, t := range ts {
+		if t.CoverPkg != "" && len(by[t.Name]) > 0 {
+			hasCov = true
+		}
+	}
+	if hasCov {
+		fmt.Fprintf(&b, "\n## Real parsers: coverage after %s\n\n", c.covBudget)
+		fmt.Fprintf(&b, "Statements of the parser's package covered by replaying each engine's corpus (plus the seeds) with `go test -coverprofile -coverpkg`; median over trials; ratio fuzzls/native.\n\n")
+		fmt.Fprintf(&b, "| target | package | statements | fuzzls | native | ratio | fuzzls corpus | native corpus | fuzzls execs/s | native execs/s |\n")
+		fmt.Fprintf(&b, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		for _, t := range ts {
+			if t.CoverPkg == "" {
+				continue
+			}
+			f, n := by[t.Name]["fuzzls"], by[t.Name]["native"]
+			if len(f) == 0 && len(n) == 0 {
+				continue
+			}
+			total := 0
+			for _, r := range append(append([]run{}, f...), n...) {
+				total = max(total, r.TotalStmts)
+			}
+			fs, ns := medianInt(f, func(r run) int { return r.Stmts }), medianInt(n, func(r run) int { return r.Stmts })
+			ratio := "—"
+			if ns > 0 {
+				ratio = fmt.Sprintf("%.2f×", float64(fs)/float64(ns))
+				if float64(fs) < 1.2*float64(ns) {
+					goalsMissed = append(goalsMissed, fmt.Sprintf("%s: coverage %d statements, not 1.2× native's %d", t.Name, fs, ns))
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %s | %d | %d | %s | %s |\n", t.Name, t.CoverPkg, total, fs, ns, ratio,
+				medianInt(f, func(r run) int { return r.Corpus }), medianInt(n, func(r run) int { return r.Corpus }), rate(f), rate(n))
+			for _, r := range append(append([]run{}, f...), n...) {
+				if r.Other != "" && r.Flaky {
+					r.Other += " (flaky)"
+				}
+				if r.Other != "" {
+					notes = append(notes, fmt.Sprintf("%s, %s, trial %d: a failure in the parser: %s %s", t.Name, r.Engine, r.Trial, r.Other, r.Where))
+				}
+				if r.Err != "" {
+					notes = append(notes, fmt.Sprintf("%s, %s, trial %d: %s", t.Name, r.Engine, r.Trial, r.Err))
+				}
+			}
+		}
+	}
+
+	flakes := 0
+	for _, r := range runs {
+		if r.Flake != "" {
+			flakes++
+		}
+	}
+	if flakes > 0 {
+		notes = append(notes, fmt.Sprintf("%d native run(s): %s; no input failed, so not counted as a failure", flakes, deadlineFlake))
+	}
+
+	fmt.Fprintf(&b, "\n## Goals (issue 3, meant for a 60 s budget, 5 min for the parsers)\n\n")
+	if len(goalsMissed) == 0 {
+		b.WriteString("All met.\n")
+	}
+	for _, g := range goalsMissed {
+		fmt.Fprintf(&b, "- not met: %s\n", g)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(&b, "\n## Notes\n\n")
+		for _, s := range notes {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	fmt.Fprintf(&b, "\n## Trials\n\n| target | engine | trial | result | where | execs | fuzzing s | startup s | engine's own figure |\n| --- | --- | ---: | --- | --- | ---: | ---: | ---: | --- |\n")
+	for _, r := range runs {
+		res := "not found"
+		switch {
+		case r.Err != "":
+			res = "error: " + r.Err
+		case r.Stmts > 0:
+			res = fmt.Sprintf("%d/%d statements", r.Stmts, r.TotalStmts)
+		case r.Found:
+			res = fmt.Sprintf("found in %.2fs", r.TTC)
+		case r.Other != "":
+			res = "other: " + r.Other
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %.0f | %.1f | %s |\n", r.Target, r.Engine, r.Trial,
+			strings.ReplaceAll(res, "|", `\|`), r.Where, r.Execs, r.Fuzzed, r.Startup, r.OwnCover)
+	}
+	return b.String()
+}
+
+func found(rs []run) int {
+	k := 0
+	for _, r := range rs {
+		if r.Found {
+			k++
+		}
+	}
+	return k
+}
+
+func medianTTC(rs []run) float64 {
+	if len(rs) == 0 {
+		return math.Inf(1)
+	}
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = math.Inf(1)
+		if r.Found {
+			v[i] = r.TTC
+		}
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func medianInt(rs []run, f func(run) int) int {
+	if len(rs) == 0 {
+		return 0
+	}
+	v := make([]int, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	sort.Ints(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func rate(rs []run) string {
+	var execs, secs float64
+	for _, r := range rs {
+		if r.Fuzzed >= 3 { // a shorter run has no steady rate (and go test no status line)
+			execs += float64(r.Execs)
+			secs += r.Fuzzed
+		}
+	}
+	if secs == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", execs/secs)
+}
+
+func secs(s float64) string {
+	if math.IsInf(s, 1) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", s)
+}
+
+type line struct {
+	t time.Time
+	s string
+}
+
+// startLines starts cmd with stdout and stderr merged and delivers its lines with
+// the time each was read. wait waits for the command after the lines are drained.
+func startLines(cmd *exec.Cmd) (<-chan line, func() error, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, nil, err
+	}
+	pw.Close()
+	ch := make(chan line, 1024)
+	go func() {
+		defer close(ch)
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			ch <- line{time.Now(), sc.Text()}
+		}
+	}()
+	return ch, cmd.Wait, nil
+}
+
+// command is a command in dir, in a process group of its own: when ctx ends, the
+// group is interrupted (both engines then stop their workers), and killed 30 s later.
+func command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		go func(pid int) {
+			time.Sleep(30 * time.Second)
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}(cmd.Process.Pid)
+		return nil
+	}
+	cmd.WaitDelay = 40 * time.Second
+	return cmd
+}
+
+// copyTree copies the targets module, leaving out generated test data.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() && d.Name() == "fuzz" && filepath.Base(filepath.Dir(path)) == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
