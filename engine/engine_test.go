@@ -416,3 +416,47 @@ func TestCorpusMinimization(t *testing.T) {
 		t.Errorf("%d files left in the cache for %d entries", n, after)
 	}
 }
+
+// TestModuleDependencies: a module that requires other modules (a TOML parser from
+// the module cache): the dependency is instrumented in a copy, so its blocks are
+// covered, and the module cache is left as it was.
+func TestModuleDependencies(t *testing.T) {
+	dir := copyTree(t, "../bench/targets")
+	s, _ := fuzzOnce(t, filepath.Join(dir, "parsers"), "FuzzToml", Options{Parallel: 2, FuzzTime: 5 * time.Second})
+	if n := len(s.Crashes()); n != 0 {
+		t.Fatalf("%d crashes in the TOML parser: %+v", n, s.Crashes()[0])
+	}
+	blocks, hit := s.Coverage()
+	depHit := 0
+	for i, b := range blocks {
+		if strings.Contains(b.File, "BurntSushi") && hit[i] {
+			depHit++
+		}
+	}
+	if depHit < 50 {
+		t.Errorf("%d covered blocks in the TOML parser; it is not instrumented", depHit)
+	}
+	if st := s.Stats(); st.Corpus < 10 {
+		t.Errorf("corpus of %d entries after 5 s: no feedback from the dependency", st.Corpus)
+	}
+}
+
+// TestAutoDictionary: testdata/fuzz/FuzzXxx.dict is read, and its tokens reach the
+// mutators: a token that appears nowhere in the code, nor in a comparison whose
+// operand is in the input, is found through it.
+func TestAutoDictionary(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	os.MkdirAll(filepath.Join(dir, "testdata", "fuzz"), 0o755)
+	os.WriteFile(filepath.Join(dir, "testdata", "fuzz", "FuzzSecret.dict"), []byte("# the secret\nsecret=\"open sesame, 42 times\"\n"), 0o644)
+	s, _ := fuzzOnce(t, dir, "FuzzSecret", Options{Parallel: 2, FuzzTime: 30 * time.Second, MinimizeTime: time.Second})
+	if cs := s.Crashes(); len(cs) != 1 || cs[0].Message != "secret found" {
+		t.Fatalf("crashes = %+v, want the secret, found through the dictionary", cs)
+	}
+	os.WriteFile(filepath.Join(dir, "testdata", "fuzz", "FuzzSecret.dict"), []byte("secret=unquoted\n"), 0o644)
+	e := New(Options{CacheDir: t.TempDir()}, nil)
+	defer e.Close()
+	err := e.Start(s.Target()).Wait()
+	if err == nil || !strings.Contains(err.Error(), "FuzzSecret.dict") {
+		t.Errorf("a malformed dictionary gave %v, want an error naming the file", err)
+	}
+}

@@ -2,6 +2,7 @@ package crashers
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"testing"
 )
 
@@ -96,11 +97,14 @@ func FuzzFlaky(f *testing.F) {
 	})
 }
 
+// secretSum is the SHA-256 of the secret, which appears nowhere in the code.
+const secretSum = "289c61bd6906867f863f815b2925facc8e79f1fb2e9cab5bc655149c9ddc27b5"
+
 // FuzzSecret fails only on an input no fuzzer finds: it can come only from a
-// corpus (the warm-start test puts it in the native engine's cache).
+// corpus (the warm-start test puts it in the native engine's cache) or a dictionary.
 func FuzzSecret(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
-		if sha256.Sum256([]byte(s)) == sha256.Sum256([]byte("open sesame, 42 times")) {
+		if sum := sha256.Sum256([]byte(s)); hex.EncodeToString(sum[:]) == secretSum {
 			panic("secret found") // MARK:secret
 		}
 	})
