@@ -247,7 +247,10 @@ func (w *worker) pick() int {
 }
 
 // cmpRound runs one corpus entry with comparison recording on, then tries the
-// input-to-state candidates its comparisons suggest.
+// input-to-state candidates its comparisons suggest. A candidate that reaches
+// nothing new is itself recorded once more and its own candidates tried: solving
+// one comparison often breaks another (a byte right, the checksum over it wrong),
+// and the second step repairs it.
 //
 // Every other round records a freshly mutated input instead: a mutation that breaks
 // a checksum (or a length field) shows up as a comparison whose candidate repairs it.
@@ -257,20 +260,33 @@ func (w *worker) cmpRound() {
 		vals = CloneValues(vals)
 		w.mut.Mutate(vals, w.maxLen)
 	}
-	// execute reports a failure or new coverage of the mutated input as usual.
-	w.rt.cmp.on = true
-	w.execute(vals, false)
-	w.rt.cmp.on = false
 	budget := 64
+	w.cmpExplore(vals, 0, &budget)
+}
+
+// cmpExplore runs vals with recording on (execute reports failures and new
+// coverage as usual) and tries the candidates, to depth 1.
+func (w *worker) cmpExplore(vals []any, depth int, budget *int) {
+	w.rt.cmp.on = true
+	kept := w.execute(vals, false)
+	w.rt.cmp.on = false
+	if kept && depth > 0 {
+		w.rt.cmp.recs = nil
+		return
+	}
 	w.rt.cmp.candidates(vals, func(tok []byte) {
 		if w.tokens < 1024 {
 			w.tokens++
 			w.mut.AddDict([][]byte{tok})
 		}
 	}, func(cand []any) bool {
-		w.execute(cand, false)
-		budget--
-		return budget > 0 && len(w.reqs) == 0 && w.mut != nil
+		*budget--
+		if depth == 0 {
+			w.cmpExplore(cand, 1, budget)
+		} else {
+			w.execute(cand, false)
+		}
+		return *budget > 0 && len(w.reqs) == 0 && w.mut != nil
 	})
 }
 
