@@ -20,7 +20,7 @@ import {
 import { ensureExecutable, findBinary } from './binary';
 import { daemonSettings, didChangeConfigurationSettings, restartSettings, section } from './config';
 import type { DaemonHandle, FuzzlsContext } from './context';
-import { MethodCoverage, MethodStatus, type CoverageParams, type StatusParams } from './protocol';
+import { CommandStart, MethodCoverage, MethodStatus, StateBuilding, StateFuzzing, type CoverageParams, type StatusParams, type TargetArgs } from './protocol';
 
 /** At most this many unexpected exits within restartWindowMs are restarted. */
 const maxRestarts = 5;
@@ -30,6 +30,8 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 	private client: LanguageClient | undefined;
 	private exits: number[] = [];
 	private stopping = false;
+	/** Set between an unexpected exit and the restarted daemon running: what to say then. */
+	private restarted: { count: number; lost: TargetArgs[] } | undefined;
 	private readonly disposables: vscode.Disposable[] = [];
 
 	constructor(private readonly ctx: FuzzlsContext) {
@@ -95,8 +97,12 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 			if (e.newState === State.Running) {
 				ctx.log('daemon running');
 				ctx.reset();
+				this.announceRestart();
 			} else if (e.newState === State.Stopped) {
 				ctx.log('daemon stopped');
+				// Its sessions and coverage are gone with it (test runs end, the status
+				// bar says so), whether or not it restarts.
+				ctx.reset();
 			}
 		});
 		this.client = client;
@@ -149,9 +155,13 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 				this.exits = this.exits.filter((t) => now - t < restartWindowMs);
 				this.exits.push(now);
 				if (this.exits.length <= maxRestarts) {
-					const msg = `fuzzls: the daemon stopped unexpectedly; restarting it (${this.exits.length}/${maxRestarts}).`;
-					this.ctx.log(msg);
-					void vscode.window.showWarningMessage(msg, 'Show log').then((c) => c && this.ctx.output.show(true));
+					// Called before the client leaves the Running state: the last status
+					// still lists what was fuzzing.
+					const lost = (this.ctx.status?.sessions ?? [])
+						.filter((s) => s.state === StateFuzzing || s.state === StateBuilding)
+						.map((s) => ({ uri: s.uri || undefined, target: s.name }));
+					this.restarted = { count: this.exits.length, lost };
+					this.ctx.log(`the daemon stopped unexpectedly; restarting it (${this.exits.length}/${maxRestarts})`);
 					return { action: CloseAction.Restart, handled: true };
 				}
 				const msg = `fuzzls: the daemon stopped ${this.exits.length} times in ${restartWindowMs / 60000} minutes; it will not be restarted.`;
@@ -166,6 +176,31 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 				return { action: CloseAction.DoNotRestart, handled: true };
 			},
 		};
+	}
+
+	/** announceRestart says, once the restarted daemon runs, that it was restarted. */
+	private announceRestart(): void {
+		const r = this.restarted;
+		this.restarted = undefined;
+		if (!r) {
+			return;
+		}
+		const n = r.lost.length;
+		const names = r.lost.map((t) => t.target).join(', ');
+		const msg =
+			`fuzzls: the daemon stopped unexpectedly and was restarted (${r.count}/${maxRestarts} in ${restartWindowMs / 60000} minutes).` +
+			(n > 0 ? ` ${names} ${n === 1 ? 'was' : 'were'} fuzzing and stopped with it.` : '');
+		this.ctx.log(msg);
+		const actions = n > 0 ? ['Fuzz again', 'Show log'] : ['Show log'];
+		void vscode.window.showWarningMessage(msg, ...actions).then(async (c) => {
+			if (c === 'Show log') {
+				this.ctx.output.show(true);
+			} else if (c === 'Fuzz again') {
+				for (const t of r.lost) {
+					await this.command(CommandStart, t).catch((err) => this.ctx.log(`fuzzls.start ${t.target}: ${String(err)}`));
+				}
+			}
+		});
 	}
 
 	private configurationChanged(e: vscode.ConfigurationChangeEvent): void {

@@ -1,14 +1,16 @@
 // The Testing API: fuzz targets in the Test Explorer (package folder → target),
 // found by reading the workspace's _test.go files. The "Fuzz" run profile starts
 // the selected targets in the daemon (fuzzls.start) and stops them when the run is
-// cancelled (fuzzls.stop); a target fails when it has crashes. The "Coverage"
-// profile shows the last fuzzls/coverage of the targets in VS Code's coverage UI.
+// cancelled (fuzzls.stop); a target's run ends when its session does (stopped
+// elsewhere, done, or gone with the daemon) and fails when it has crashes. The
+// "Coverage" profile shows the last fuzzls/coverage of the targets in VS Code's
+// coverage UI.
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes } from './crashInput';
-import { CommandStart, CommandStop, StateError, StateStopped, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
+import { CommandStart, CommandStop, StateError, StateFuzzing, StateStopped, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
 import { sessionLine } from './statusModel';
 import { findFuzzTargets } from './targets';
 import { toVscode } from './coverage';
@@ -138,17 +140,22 @@ export class FuzzTests implements vscode.Disposable {
 
 	private async fuzz(req: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
 		const run = this.controller.createTestRun(req, 'Fuzz', false);
-		const pending = new Map<string, { item: vscode.TestItem; started: number; seen: boolean; lastLog: number }>();
+		// present: the daemon's status listed the session; fuzzed: it was fuzzing once; last: its last status.
+		const pending = new Map<string, { item: vscode.TestItem; started: number; present: boolean; fuzzed: boolean; lastLog: number; last?: SessionStatus }>();
+		const running = (s: SessionStatus | undefined) => s !== undefined && s.state !== StateStopped && s.state !== StateError;
 		for (const it of this.targetsOf(req)) {
 			run.started(it);
 			try {
 				await this.ctx.daemon.command(CommandStart, FuzzTests.argsOf(it));
-				pending.set(it.id, { item: it, started: Date.now(), seen: false, lastLog: 0 });
+				// The daemon sends a status with the new session before it answers.
+				const s = this.sessionOf(it);
+				pending.set(it.id, { item: it, started: Date.now(), present: s !== undefined, fuzzed: s?.state === StateFuzzing, lastLog: 0, last: s });
 			} catch (err) {
 				run.errored(it, new vscode.TestMessage(`fuzzls.start: ${String(err)}`));
 			}
 		}
-		const finish = (id: string, s: SessionStatus | undefined) => {
+		/** finish ends a target's run: s is its last status, why says why it ended without one. */
+		const finish = (id: string, s: SessionStatus | undefined, why?: string) => {
 			const p = pending.get(id);
 			if (!p) {
 				return;
@@ -156,8 +163,8 @@ export class FuzzTests implements vscode.Disposable {
 			pending.delete(id);
 			const dur = Date.now() - p.started;
 			const cs = crashes().filter((c) => c.data.target.name === p.item.label && (!s || c.data.target.package === s.package));
-			if (s?.state === StateError) {
-				run.errored(p.item, new vscode.TestMessage(s.message || 'the session failed'), dur);
+			if (s?.state === StateError || why) {
+				run.errored(p.item, new vscode.TestMessage(s?.message || why || 'the session failed'), dur);
 			} else if (cs.length > 0 || (s?.crashes ?? 0) > 0) {
 				const msgs = cs.map((c) => {
 					const m = new vscode.TestMessage(c.diagnostic.message);
@@ -170,39 +177,58 @@ export class FuzzTests implements vscode.Disposable {
 			}
 		};
 		await new Promise<void>((resolve) => {
+			const subs: vscode.Disposable[] = [];
 			const done = () => {
 				if (pending.size === 0) {
-					sub.dispose();
-					cancel.dispose();
+					subs.forEach((d) => d.dispose());
 					resolve();
 				}
 			};
-			const sub = this.ctx.onStatus(() => {
-				const now = Date.now();
-				for (const [id, p] of [...pending]) {
-					const s = this.sessionOf(p.item);
-					if (!s) {
-						continue;
+			subs.push(
+				this.ctx.onStatus(() => {
+					const now = Date.now();
+					for (const [id, p] of [...pending]) {
+						const s = this.sessionOf(p.item);
+						if (!s) {
+							// The daemon drops a session from its status when it ends (stopped
+							// from a code lens or the Fuzzing view, or done).
+							if (p.fuzzed) {
+								finish(id, p.last);
+							} else if (p.present || now - p.started > 10000) {
+								finish(id, undefined, `${p.item.label} stopped before it was fuzzing (did the build fail? See the Problems panel and the fuzzls log)`);
+							}
+							continue;
+						}
+						// A line when the state changes (building → fuzzing), else every 5 s.
+						if (now - p.lastLog > 5000 || s.state !== p.last?.state) {
+							p.lastLog = now;
+							run.appendOutput(`${sessionLine(s)}\r\n`, undefined, p.item);
+						}
+						p.present = true;
+						p.fuzzed ||= s.state === StateFuzzing;
+						if (running(s)) {
+							p.last = s;
+						} else {
+							finish(id, s); // the session ended by itself
+						}
 					}
-					if (now - p.lastLog > 5000) {
-						p.lastLog = now;
-						run.appendOutput(`${sessionLine(s)}\r\n`, undefined, p.item);
+					done();
+				}),
+				// The daemon died (it restarts by itself, without these sessions).
+				this.ctx.onReset(() => {
+					for (const [id, p] of [...pending]) {
+						finish(id, undefined, `the fuzzls daemon stopped while ${p.item.label} was fuzzing; run it again`);
 					}
-					if (s.state !== StateStopped && s.state !== StateError) {
-						p.seen = true;
-					} else if (p.seen || s.state === StateError) {
-						finish(id, s); // the session ended by itself
+					done();
+				}),
+				token.onCancellationRequested(async () => {
+					for (const [id, p] of [...pending]) {
+						await this.ctx.daemon.command(CommandStop, FuzzTests.argsOf(p.item)).catch(() => undefined);
+						finish(id, this.sessionOf(p.item) ?? p.last);
 					}
-				}
-				done();
-			});
-			const cancel = token.onCancellationRequested(async () => {
-				for (const [id, p] of [...pending]) {
-					await this.ctx.daemon.command(CommandStop, FuzzTests.argsOf(p.item)).catch(() => undefined);
-					finish(id, this.sessionOf(p.item));
-				}
-				done();
-			});
+					done();
+				}),
+			);
 			done();
 		});
 		run.end();
