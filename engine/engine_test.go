@@ -460,3 +460,25 @@ func TestAutoDictionary(t *testing.T) {
 		t.Errorf("a malformed dictionary gave %v, want an error naming the file", err)
 	}
 }
+
+// TestBaselineCoverage: the target's own body (its f.Add calls) counts as covered,
+// though it runs before any input.
+func TestBaselineCoverage(t *testing.T) {
+	dir := copyTree(t, "../testdata/calc")
+	s, _ := fuzzOnce(t, dir, "FuzzEval", Options{Parallel: 1, MinimizeTime: time.Second})
+	test := filepath.Join(dir, "calc_test.go")
+	addLine := markerLine(t, test, `f.Add("1+2")`)
+	blocks, hit := s.Coverage()
+	found := false
+	for i, b := range blocks {
+		if b.File == test && b.StartLine <= addLine && addLine <= b.EndLine {
+			found = true
+			if !hit[i] {
+				t.Errorf("the block of f.Add (%d:%d-%d:%d) is not covered", b.StartLine, b.StartCol, b.EndLine, b.EndCol)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no block covers line %d of calc_test.go", addLine)
+	}
+}

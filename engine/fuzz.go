@@ -55,6 +55,7 @@ func (s *Session) fuzz() outcome {
 				<-w.done
 				events <- workerEvent{w: w, died: true}
 			}()
+			s.mergeBaseline(w.hello.Baseline)
 			s.mu.Lock()
 			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
 			for _, d := range s.dict {
@@ -253,6 +254,18 @@ func (s *Session) deathFailure(w *workerProc) (*failure, string) {
 		return f, ""
 	}
 	return f, string(fuzzrt.Marshal(vals))
+}
+
+// mergeBaseline counts as covered what a worker ran before its first input.
+func (s *Session) mergeBaseline(cov []uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cov {
+		if i := int(c >> 8); i < len(s.blocks) && s.global[i] == 0 {
+			s.global[i] = uint8(c)
+			s.covered++
+		}
+	}
 }
 
 // onNew merges an entry's coverage; entries that add to the session's coverage join

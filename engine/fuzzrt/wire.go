@@ -59,6 +59,9 @@ type Message struct {
 type Hello struct {
 	Counters int `json:"counters"`
 	PID      int `json:"pid"`
+	// Baseline is what ran before the first input (the target's f.Add calls, init
+	// code), as index<<8 | bucket bits: covered, though no input reaches it.
+	Baseline []uint32 `json:"baseline,omitempty"`
 }
 
 // Seeds is the answer of a ModeSeeds run.

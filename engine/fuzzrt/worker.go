@@ -71,7 +71,8 @@ type worker struct {
 func (rt *runtimeState) work(fn func(corpusEntry) error) error {
 	w := &worker{rt: rt, fn: fn, reqs: make(chan Request, 64), seen: make([]uint8, rt.total), crashes: map[string]int{}}
 	go w.readRequests()
-	if err := rt.send(&Message{Hello: &Hello{Counters: rt.total, PID: os.Getpid()}}); err != nil {
+	hello := &Hello{Counters: rt.total, PID: os.Getpid(), Baseline: w.coverage(nil)}
+	if err := rt.send(&Message{Hello: hello}); err != nil {
 		return err
 	}
 	for req := range w.reqs {
