@@ -20,14 +20,13 @@ func (s *server) sendStatus() {
 
 // sendCoverage sends fuzzls/coverage for the session id: every instrumented
 // file of its package, with ranges converted to the client's text. A file the
-// client has edited since the last build gets empty lists until the next one;
-// between a build and the moment the engine has its blocks, nothing is sent.
+// client has edited since the last build gets empty lists until the next one.
+// (The engine reports a build only once its blocks are in place.)
 func (s *server) sendCoverage(id string) {
 	s.mu.Lock()
 	sess := s.sessions[id]
-	old := sess != nil && sess.oldBlocks
 	s.mu.Unlock()
-	if sess == nil || old {
+	if sess == nil {
 		return
 	}
 	params := s.coverageParams(sess.target, sess.fs)

@@ -85,10 +85,6 @@ type session struct {
 	build    *progressTask // the build in progress, if any
 	coverage *throttle     // fuzzls/coverage at most once a second
 
-	// oldBlocks: a build succeeded but the engine still has the previous
-	// one's blocks (until its seeds ran); no coverage is sent meanwhile.
-	// Guarded by mu.
-	oldBlocks bool
 }
 
 func (st *state) init() {
@@ -322,24 +318,12 @@ func (s *server) handleEvent(ev engine.Event) {
 		s.publishDiagnostics()
 		s.sendStatus()
 		s.lensRefresh.trigger()
-		for _, id := range s.sessionIDs(func(t engine.Target) bool { return t.Package == ev.Package }) {
-			s.mu.Lock()
-			sess := s.sessions[id]
-			if sess != nil && ev.Err == nil {
-				// Until the seeds ran, Coverage() still has the previous
-				// build's blocks, which no longer match the saved text.
-				sess.oldBlocks = true
-			}
-			s.mu.Unlock()
-			if sess == nil {
-				continue
-			}
-			if ev.Err != nil {
-				// The engine keeps the last good build's blocks; edited files
-				// get empty lists (fileText says they are stale).
+		if ev.Err != nil {
+			// The engine keeps the last good build's blocks; edited files get
+			// empty lists (fileText says they are stale).
+			for _, id := range s.sessionIDs(func(t engine.Target) bool { return t.Package == ev.Package }) {
 				s.sendCoverage(id)
 			}
-			s.goSafe("followBuild", func() { s.followBuild(id, sess) })
 		}
 
 	case *engine.StatsEvent:
@@ -392,54 +376,6 @@ func (s *server) handleEvent(ev engine.Event) {
 		}
 		s.sendStatus()
 		s.lensRefresh.trigger()
-	}
-}
-
-// Polling bounds of followBuild.
-const (
-	followPoll     = 20 * time.Millisecond
-	followMax      = 2 * time.Minute // a seeds run longer than this is not followed
-	followCoverage = 2 * time.Second // wait for the first counters of the new build
-)
-
-// followBuild follows a session from its BuildEvent until the engine leaves
-// the "building" state: then it sends fuzzls/status and a code lens refresh
-// and, once the workers have replayed the corpus on the new build,
-// fuzzls/coverage. The engine reports neither moment (its state turns "error"
-// just after a failed build's BuildEvent, and "fuzzing" after the seeds ran;
-// its StatsEvent and CoverageEvent come on a one-second tick), so this polls
-// the session's state and counters every 20 ms for that short while: the
-// client learns of both up to a second earlier, and a failed build's "error"
-// at all. It ends when the session goes or is replaced, or the daemon stops.
-func (s *server) followBuild(id string, sess *session) {
-	current := func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.sessions[id] == sess && s.ctx.Err() == nil
-	}
-	deadline := time.Now().Add(followMax)
-	for sess.fs.State() == fproto.StateBuilding && time.Now().Before(deadline) {
-		if !current() {
-			return
-		}
-		time.Sleep(followPoll)
-	}
-	if !current() {
-		return
-	}
-	s.mu.Lock()
-	sess.oldBlocks = false // the engine has the new build's blocks, if any (or gave up waiting)
-	s.mu.Unlock()
-	s.sendStatus()
-	s.lensRefresh.trigger()
-	if sess.fs.State() != fproto.StateFuzzing {
-		return
-	}
-	for deadline := time.Now().Add(followCoverage); sess.fs.Stats().Covered == 0 && time.Now().Before(deadline); {
-		time.Sleep(followPoll)
-	}
-	if current() {
-		sess.coverage.trigger()
 	}
 }
 

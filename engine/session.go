@@ -282,6 +282,11 @@ func (s *Session) prepare(rebuilt bool) error {
 	// run), so an observer that reads Coverage() on it sees the new blocks; a seeds
 	// run that fails (bad f.Add types, bad corpus files) is a build error too.
 	report := func(err error) error {
+		if err != nil { // the state observers read on the event is already "error"
+			s.mu.Lock()
+			s.state, s.err = "error", err
+			s.mu.Unlock()
+		}
 		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err})
 		return err
 	}
