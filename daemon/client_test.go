@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fuzzls.dev/fuzzls/internal/testws"
 	"io"
 	"os"
 	"path/filepath"
@@ -304,34 +305,8 @@ func (c *lspConn) status() fproto.StatusParams {
 	return st
 }
 
-// copyDir copies the example workspace src into a temporary directory (the
-// tests write into it) and returns that directory with symlinks resolved.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+// copyDir copies the example workspace src into a scratch directory the test may write.
+func copyDir(t *testing.T, src string) string { return testws.Copy(t, src) }
 
 // lineOf returns the 1-based line of the first line of path containing s.
 func lineOf(t *testing.T, path, s string) int {

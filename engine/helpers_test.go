@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"fuzzls.dev/fuzzls/internal/testws"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,31 +15,8 @@ import (
 	"time"
 )
 
-// copyTree copies the example workspace src into a fresh temporary directory, so a
-// test can check that a run leaves the user's tree byte-for-byte unchanged.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+// copyTree copies the example workspace src into a scratch directory (see treeHash).
+func copyTree(t *testing.T, src string) string { return testws.Copy(t, src) }
 
 // treeHash hashes every file's path and content under dir.
 func treeHash(t *testing.T, dir string) string {

@@ -1,0 +1,39 @@
+// Package testws gives tests a scratch copy of an example workspace, so that a test
+// can edit it, and check that a run leaves it byte-for-byte unchanged, without
+// touching testdata/.
+package testws
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Copy copies the tree at src into a fresh temporary directory (symlinks in its
+// path resolved, so paths the toolchain reports compare equal) and returns it.
+func Copy(t testing.TB, src string) string {
+	t.Helper()
+	dst, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
