@@ -348,6 +348,8 @@ func (st *settings) update(raw []byte) error {
 		switch {
 		case json.Unmarshal(w.Timeout, &secs) == nil && secs >= 0:
 			st.Timeout = time.Duration(secs * float64(time.Second))
+		case json.Unmarshal(w.Timeout, &str) == nil && str == "":
+			// the engine's adaptive default
 		case json.Unmarshal(w.Timeout, &str) == nil:
 			if d, err := time.ParseDuration(str); err == nil && d >= 0 {
 				st.Timeout = d

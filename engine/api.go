@@ -11,7 +11,7 @@ import (
 type Options struct {
 	CacheDir     string        // build products, generated corpus, crash records; default DefaultCacheDir()
 	Parallel     int           // worker processes shared by all sessions; default runtime.NumCPU()
-	Timeout      time.Duration // an input running longer is a hang; default 10s
+	Timeout      time.Duration // an input running longer is a hang; default adaptive (see hang.go): 10× the slowest input, 0.5s to 10s
 	MinimizeTime time.Duration // budget to minimize one failure; default 60s
 	KeepFuzzing  bool          // go on after a failure (the daemon's default) instead of stopping the session
 	RSSLimitMB   int           // per-worker memory limit; default 2048

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // failure is a failure as classified from a worker's output, before it becomes a Crash.
@@ -188,10 +189,11 @@ func dropPanicFrames(frames []Frame) []Frame {
 // death describes how a worker process ended.
 type death struct {
 	stderr   string
-	exitCode int    // -1 when killed by a signal
-	hung     bool   // the watchdog sent SIGQUIT
-	oom      bool   // the memory watchdog killed it
-	exitSite string // stack recorded by the exit hook, if any
+	exitCode int           // -1 when killed by a signal
+	hung     bool          // the watchdog sent SIGQUIT
+	hangAt   time.Duration // the hang limit it ran past
+	oom      bool          // the memory watchdog killed it
+	exitSite string        // stack recorded by the exit hook, if any
 }
 
 // classifyDeath classifies a worker's death from its stderr and exit status.
@@ -225,7 +227,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 	case d.hung:
 		f.kind = KindHang
-		f.message = "input ran longer than the timeout"
+		f.message = fmt.Sprintf("input ran longer than %v", d.hangAt)
 		gs := goroutines(text)
 		if len(gs) > 0 {
 			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))

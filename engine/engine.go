@@ -34,9 +34,6 @@ func New(opts Options, observe func(Event)) *Engine {
 	if opts.Parallel <= 0 {
 		opts.Parallel = runtime.NumCPU()
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Second
-	}
 	if opts.MinimizeTime <= 0 {
 		opts.MinimizeTime = 60 * time.Second
 	}

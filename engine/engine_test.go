@@ -69,14 +69,15 @@ func TestCrashKinds(t *testing.T) {
 		{"os.Exit", "FuzzExit", KindExit, "MARK:exit", "crashers.go"},
 		{"log.Fatalf", "FuzzLogFatal", KindExit, "MARK:logfatal", "crashers.go"},
 		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},
+		{"busy loop with a comparison", "FuzzSpin", KindHang, "MARK:spin", "crashers.go"},
 		{"unbounded allocation", "FuzzAlloc", KindOOM, "MARK:oom", "crashers.go"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.target, func(t *testing.T) {
-			timeout := 10 * time.Second // a 1 GB stack takes seconds to overflow
-			if tc.kind == KindHang {
-				timeout = 2 * time.Second
-			}
+			// The default (adaptive) hang limit throughout: a hang is caught after
+			// half a second, and a 1 GB stack that takes seconds to overflow or an
+			// allocation still growing is not mistaken for one.
+			var timeout time.Duration
 			rss := 0 // the default 2 GiB leaves room for a 1 GB stack to overflow
 			if tc.kind == KindOOM {
 				rss = 300
@@ -97,6 +98,58 @@ func TestCrashKinds(t *testing.T) {
 				t.Errorf("%s: input %q does not trigger the bug (%v)", tc.desc, c.Input, err)
 			}
 		})
+	}
+}
+
+// TestAdaptiveHangLimit checks that the default hang limit reports a hang after
+// about half a second, in its message, and leaves alone a target whose every input
+// takes longer than that.
+func TestAdaptiveHangLimit(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	t.Run("hang", func(t *testing.T) {
+		s, _ := fuzzOnce(t, dir, "FuzzHang", Options{Parallel: 1, MinimizeTime: time.Second})
+		cs := s.Crashes()
+		if len(cs) != 1 || cs[0].Kind != KindHang || cs[0].Message != "input ran longer than 500ms" {
+			t.Fatalf("crashes = %+v, want one hang after 500ms", cs)
+		}
+	})
+	t.Run("slow target", func(t *testing.T) {
+		s, _ := fuzzOnce(t, dir, "FuzzSlow", Options{Parallel: 1, FuzzExecs: 6})
+		if cs := s.Crashes(); len(cs) != 0 {
+			t.Fatalf("a target taking 0.7 s per input was reported: %+v", cs[0])
+		}
+		if n := s.Stats().Execs; n < 6 {
+			t.Fatalf("%d executions, want 6", n)
+		}
+	})
+}
+
+func TestHangLimitRule(t *testing.T) {
+	var h hangLimit
+	if got := h.after(); got != hangCap {
+		t.Errorf("before any execution: %v, want the cap %v", got, hangCap)
+	}
+	h.observe(20 * time.Microsecond)
+	if got := h.after(); got != hangFloor {
+		t.Errorf("fast target: %v, want the floor %v", got, hangFloor)
+	}
+	h.observe(300 * time.Millisecond)
+	h.observe(100 * time.Millisecond) // a faster one does not lower it
+	if got := h.after(); got != 3*time.Second {
+		t.Errorf("slowest 300ms: %v, want 3s", got)
+	}
+	h.observe(5 * time.Second)
+	if got := h.after(); got != hangCap {
+		t.Errorf("slowest 5s: %v, want the cap", got)
+	}
+	h.reset()
+	if got := h.after(); got != hangCap {
+		t.Errorf("after reset: %v, want the cap", got)
+	}
+	fixed := hangLimit{fixed: 2 * time.Second}
+	fixed.observe(time.Hour)
+	if got := fixed.after(); got != 2*time.Second {
+		t.Errorf("-timeout 2s: %v", got)
 	}
 }
 

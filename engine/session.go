@@ -48,6 +48,7 @@ type Session struct {
 	cminAt    int // corpus size that triggers the next minimizeCorpus
 	// reported: the first coverage of this fuzzing phase was reported at once.
 	reported bool
+	hang     hangLimit // shared by the session's watchdogs
 }
 
 // entry is one corpus entry as the coordinator keeps it.
@@ -57,9 +58,11 @@ type entry struct {
 }
 
 func newSession(e *Engine, t Target) *Session {
-	return &Session{e: e, target: t, state: "building",
+	s := &Session{e: e, target: t, state: "building",
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 		bySig: map[string]*Crash{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst}
+	s.hang.fixed = e.opts.Timeout
+	return s
 }
 
 // Target returns the session's target.
@@ -312,6 +315,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	}
 	s.mu.Lock()
 	s.bin, s.types = bin, seeds.Types
+	s.hang.reset()
 	s.dict = append([]string(nil), user...)
 	if !e.opts.NoLiteralDict {
 		s.dict = append(s.dict, bin.Dict...)

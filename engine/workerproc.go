@@ -32,16 +32,17 @@ type workerProc struct {
 	watched chan struct{}
 
 	mu       sync.Mutex
-	busy     bool // executing inputs (fuzzing or an Exec): the hang watchdog applies
-	hung     bool // the watchdog sent SIGQUIT
-	killed   bool // we killed it on purpose
+	busy     bool          // executing inputs (fuzzing or an Exec): the hang watchdog applies
+	hung     bool          // the watchdog sent SIGQUIT
+	hangAt   time.Duration // the limit the hung execution ran past
+	killed   bool          // we killed it on purpose
 	waitErr  error
 	rssLimit int64 // bytes; 0 = none
 	oom      bool  // stopped for exceeding rssLimit
 }
 
 // startWorker starts bin as a worker for target and waits for its hello.
-func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimitMB int, timeout time.Duration) (*workerProc, error) {
+func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimitMB int, limit *hangLimit) (*workerProc, error) {
 	memDir, err := os.MkdirTemp(filepath.Join(cacheDir, "tmp"), "w")
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimi
 		f.Close()
 	}
 	go w.readMessages(outR)
-	go w.watch(timeout)
+	go w.watch(limit)
 	go func() {
 		err := cmd.Wait()
 		w.mu.Lock()
@@ -176,24 +177,32 @@ func (w *workerProc) release() {
 	os.RemoveAll(w.memDir)
 }
 
-// watch runs the hang and memory watchdogs until the worker exits: an input that does
-// not finish within timeout gets SIGQUIT (the runtime then prints every goroutine's
-// stack), a worker whose resident memory passes the limit is killed.
-func (w *workerProc) watch(timeout time.Duration) {
+// watch runs the hang and memory watchdogs until the worker exits: an execution
+// that runs past the session's hang limit gets SIGQUIT (the runtime then prints
+// every goroutine's stack), a worker whose resident memory passes the limit is
+// killed. Only time inside an execution counts, read from the shared counters, so a
+// worker blocked on its pipe is not hung.
+func (w *workerProc) watch(limit *hangLimit) {
 	defer close(w.watched)
 	// 50 ms: a target allocating without bound must be caught before it takes the
 	// machine down; reading /proc/<pid>/statm is cheap.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	last, since := w.mem.Execs(), time.Now()
+	var last uint64
+	var since time.Time       // when the running execution was first seen; zero = none running
+	var rss, rssAtStart int64 // resident bytes now and when the running execution was first seen
 	for {
 		select {
 		case <-w.done:
 			return
 		case <-tick.C:
 		}
+		limit.observe(w.mem.Slowest())
+		if w.cmd.Process != nil {
+			rss = processRSS(w.cmd.Process.Pid)
+		}
 		if w.rssLimit > 0 && w.cmd.Process != nil {
-			if rss := processRSS(w.cmd.Process.Pid); rss > w.rssLimit {
+			if rss > w.rssLimit {
 				w.mu.Lock()
 				w.oom = true
 				w.mu.Unlock()
@@ -208,17 +217,29 @@ func (w *workerProc) watch(timeout time.Duration) {
 				return
 			}
 		}
-		n := w.mem.Execs()
+		started, finished := w.mem.Execs(), w.mem.Finished()
 		w.mu.Lock()
 		busy := w.busy
 		w.mu.Unlock()
-		if n != last || !busy {
-			last, since = n, time.Now()
+		if !busy || started == finished {
+			since = time.Time{}
 			continue
 		}
-		if time.Since(since) > timeout {
+		if started != last || since.IsZero() {
+			last, since, rssAtStart = started, time.Now(), rss
+			continue
+		}
+		ran, after := time.Since(since), limit.after()
+		// An execution that has grown the worker's memory by 64 MiB (a deep
+		// recursion, an unbounded allocation) is left to the memory limit or the
+		// stack's, up to the hard cap: it ends as a stack overflow or oom, the more
+		// useful report. A loop that allocates nothing or only garbage stays flat.
+		if ran > after && after < hangCap && rss-rssAtStart >= 64<<20 {
+			continue
+		}
+		if ran > after {
 			w.mu.Lock()
-			w.hung = true
+			w.hung, w.hangAt = true, after
 			w.mu.Unlock()
 			w.cmd.Process.Signal(syscall.SIGQUIT)
 			// If SIGQUIT is ignored or the runtime is wedged, force it.

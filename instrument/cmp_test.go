@@ -627,10 +627,11 @@ func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]b
 	}
 
 	// Nothing but declarations after the original text, which keeps its
-	// number of lines.
-	declStart := bytes.LastIndex(out, []byte("\nvar "+CounterVar(idx)+" ["))
+	// number of lines; they start with a //line directive so that no stack
+	// points into them as if they were the user's file.
+	declStart := bytes.LastIndex(out, []byte("\n//line zz_fuzzls_instrumentation.go:1\nvar "+CounterVar(idx)+" ["))
 	if declStart < 0 {
-		t.Fatalf("%s: no counter declaration:\n%s", desc, out)
+		t.Fatalf("%s: no //line directive and counter declaration:\n%s", desc, out)
 	}
 	if got, want := bytes.Count(out[:declStart], []byte("\n")), strings.Count(src, "\n"); got != want {
 		t.Errorf("%s: %d lines before the declarations, want %d", desc, got, want)

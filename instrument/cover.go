@@ -151,7 +151,11 @@ func rewrite(filename string, src []byte, fileIndex int, cmp *CmpOptions) (out [
 		last = ins.off + ins.del
 	}
 	buf.Write(src[last:])
-	fmt.Fprintf(&buf, "\nvar %s [%d]uint8\n", r.counterVar, len(r.blocks))
+	// The declarations below are not the user's code: a stack that runs through a
+	// comparison helper (a hang in a loop condition, say) must not point past the
+	// end of the user's file. Files named zz_fuzzls_* are never user frames.
+	fmt.Fprintf(&buf, "\n//line zz_fuzzls_instrumentation.go:1\n")
+	fmt.Fprintf(&buf, "var %s [%d]uint8\n", r.counterVar, len(r.blocks))
 	fmt.Fprintf(&buf, "var %s = func() {}\n", r.hookVar)
 	if c != nil {
 		c.decls(&buf)

@@ -548,7 +548,8 @@ func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlo
 	if _, err := parser.ParseFile(fset, "x.go", out, parser.ParseComments); err != nil {
 		t.Fatalf("%s: output does not parse: %v\n%s", desc, err, out)
 	}
-	if got, want := bytes.Count(out, []byte("\n")), strings.Count(src, "\n")+3; got != want {
+	// The original lines, then the //line directive and two declarations.
+	if got, want := bytes.Count(out, []byte("\n")), strings.Count(src, "\n")+4; got != want {
 		t.Errorf("%s: output has %d newlines, want %d", desc, got, want)
 	}
 	checkCoverTokenLines(t, desc, []byte(src), out, idx)
@@ -659,7 +660,7 @@ func checkCoverTokenLines(t *testing.T, desc string, orig, out []byte, idx int) 
 				desc, i, a[i].tok, a[i].lit, a[i].line, b[i].tok, b[i].lit, b[i].line)
 		}
 	}
-	if rest := b[len(a):]; len(rest) == 0 || rest[0].tok != token.VAR {
+	if rest := b[len(a):]; len(rest) < 2 || rest[0].tok != token.COMMENT || rest[0].lit != "//line zz_fuzzls_instrumentation.go:1" || rest[1].tok != token.VAR {
 		t.Errorf("%s: unexpected tokens after the original ones: %v", desc, rest)
 	}
 }
@@ -1072,6 +1073,7 @@ func h(x int) {FuzzlsCounters_3[7]++;
 	}}
 }
 
+//line zz_fuzzls_instrumentation.go:1
 var FuzzlsCounters_3 [11]uint8
 var FuzzlsExitHook_3 = func() {}
 `
@@ -1177,7 +1179,7 @@ func TestParseError(t *testing.T) {
 func TestNoTrailingNewline(t *testing.T) {
 	src := "package p\n\nfunc f() {}\n// last comment, no newline"
 	out, _ := coverRewriteOK(t, "no trailing newline", src, 2)
-	if !bytes.Contains(out, []byte("no newline\nvar FuzzlsCounters_2 [1]uint8\n")) {
+	if !bytes.Contains(out, []byte("no newline\n//line zz_fuzzls_instrumentation.go:1\nvar FuzzlsCounters_2 [1]uint8\n")) {
 		t.Errorf("output:\n%s", out)
 	}
 }

@@ -122,7 +122,7 @@ type Settings struct {
 	AutoStart   string `json:"autoStart"`   // "off" | "openFiles" | "workspace"
 	Parallel    int    `json:"parallel"`    // worker processes in total; 0: number of CPUs
 	KeepFuzzing bool   `json:"keepFuzzing"` // go on after a failure
-	Timeout     string `json:"timeout"`     // per input, a Go duration ("10s") or seconds
+	Timeout     string `json:"timeout"`     // per input, a Go duration ("10s") or seconds; "": adaptive
 	RSSLimitMB  int    `json:"rssLimitMB"`  // per worker
 	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes
 }

@@ -73,7 +73,7 @@ var suite = []target{
 	{Name: "FuzzPrefix", Pkg: "planted", Difficulty: "easy: 4 nested one-byte ifs", Expect: `planted: prefix`},
 	{Name: "FuzzNaN", Pkg: "planted", Difficulty: "special value: float64 NaN (go test never mutates to one)", Expect: `planted: NaN`},
 	{Name: "FuzzRoundTrip", Pkg: "planted", Difficulty: "medium: 4×0xFE run, t.Fatalf", Expect: `round trip mismatch`},
-	{Name: "FuzzHang", Pkg: "planted", Difficulty: "medium: 2-byte prefix, then a hang (10 s timeout in both)", Expect: `hang|hung`},
+	{Name: "FuzzHang", Pkg: "planted", Difficulty: "medium: 2-byte prefix, then a hang (each engine's default timeout)", Expect: `hang|hung`},
 	{Name: "FuzzTLV", Pkg: "planted", Difficulty: "medium: TLV nested 2 deep", Expect: `out of range`},
 	{Name: "FuzzMultiArg", Pkg: "planted", Difficulty: "hard: int == 0x1337 && string == \"key\"", Expect: `planted: multiarg`},
 	{Name: "FuzzTokens", Pkg: "planted", Difficulty: "hard: keywords select, from, where in order", Expect: `planted: select from where`},

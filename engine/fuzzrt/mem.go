@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -14,8 +15,12 @@ import (
 // still has the input that killed it. The worker owns all writes; the coordinator only
 // reads, after the worker is gone or through the atomic execution counter.
 //
-// Layout: [0:8] executions (atomic), [8:12] input length, [12:16] exit-site length,
-// [16:20] flags, [64:64+exitSiteMax] exit-site stack, [inputOff:] input (AppendValues).
+// Layout: [0:8] executions started (atomic), [8:12] input length, [12:16] exit-site
+// length, [16:20] flags, [24:32] executions finished (atomic), [32:40] the slowest
+// execution so far in nanoseconds (atomic), [64:64+exitSiteMax] exit-site stack,
+// [inputOff:] input (AppendValues). An execution is running while started and
+// finished differ: the hang watchdog times only that, not the worker's waits on its
+// pipe.
 type Mem struct {
 	f    *os.File
 	data []byte
@@ -78,6 +83,21 @@ func (m *Mem) Execs() uint64 { return atomic.LoadUint64(m.execsPtr()) }
 
 // SetExecs stores the execution counter.
 func (m *Mem) SetExecs(n uint64) { atomic.StoreUint64(m.execsPtr(), n) }
+
+func (m *Mem) finishedPtr() *uint64 { return (*uint64)(unsafe.Pointer(&m.data[24])) }
+func (m *Mem) slowestPtr() *uint64  { return (*uint64)(unsafe.Pointer(&m.data[32])) }
+
+// Finished is the number of executions that have returned.
+func (m *Mem) Finished() uint64 { return atomic.LoadUint64(m.finishedPtr()) }
+
+// SetFinished stores the count of executions that have returned.
+func (m *Mem) SetFinished(n uint64) { atomic.StoreUint64(m.finishedPtr(), n) }
+
+// Slowest is the longest execution that has returned.
+func (m *Mem) Slowest() time.Duration { return time.Duration(atomic.LoadUint64(m.slowestPtr())) }
+
+// SetSlowest stores the longest execution that has returned.
+func (m *Mem) SetSlowest(d time.Duration) { atomic.StoreUint64(m.slowestPtr(), uint64(d)) }
 
 // SetInput stores the encoded input about to run. An input larger than MaxInput is
 // stored truncated and reported as such by Input.

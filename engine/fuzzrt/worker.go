@@ -48,12 +48,13 @@ type corpusItem struct {
 }
 
 type worker struct {
-	rt    *runtimeState
-	fn    func(corpusEntry) error
-	reqs  chan Request
-	seen  []uint8 // bucket bits seen so far per counter (this worker's view)
-	enc   []byte
-	execs uint64
+	rt      *runtimeState
+	fn      func(corpusEntry) error
+	reqs    chan Request
+	seen    []uint8 // bucket bits seen so far per counter (this worker's view)
+	enc     []byte
+	execs   uint64
+	slowest time.Duration // the longest execution that returned
 
 	corpus    []corpusItem
 	cum       []float64 // cumulative weights of corpus, for picking (see reweigh)
@@ -125,7 +126,7 @@ func (w *worker) handle(r Request) {
 		if err != nil {
 			res.Output = "fuzzls: bad input: " + err.Error()
 		} else {
-			res.Output = w.run(vals)
+			res.Output, _ = w.run(vals)
 			res.Cov = w.coverage(nil)
 		}
 		w.rt.send(&Message{Result: res})
@@ -323,9 +324,7 @@ func (w *worker) loop() {
 
 // execute runs vals once and reports what is new. It returns whether vals was kept.
 func (w *worker) execute(vals []any, initial bool) bool {
-	t0 := time.Now()
-	out := w.run(vals)
-	dur := time.Since(t0)
+	out, dur := w.run(vals)
 	if out != "" {
 		w.reportCrash(vals, out)
 		return false
@@ -349,21 +348,31 @@ func (w *worker) execute(vals []any, initial bool) bool {
 	return true
 }
 
-// run executes vals once, with the input saved in shared memory first.
-func (w *worker) run(vals []any) string {
+// run executes vals once, with the input saved in shared memory first, and
+// returns the failure's text ("" when it passed) and how long it took. The shared
+// counters tell the coordinator's hang watchdog when an execution is running and
+// how long the slowest one took, which sets the adaptive hang limit.
+func (w *worker) run(vals []any) (string, time.Duration) {
 	w.enc = AppendValues(w.enc[:0], vals)
 	w.rt.mem.SetInput(w.enc)
 	w.execs++
 	w.rt.mem.SetExecs(w.execs)
+	t0 := time.Now()
 	err := w.fn(corpusEntry{Values: vals})
+	dur := time.Since(t0)
+	w.rt.mem.SetFinished(w.execs)
+	if dur > w.slowest {
+		w.slowest = dur
+		w.rt.mem.SetSlowest(dur)
+	}
 	w.rt.mem.ClearExitSite()
 	if err == nil {
-		return ""
+		return "", dur
 	}
 	if s := err.Error(); s != "" {
-		return s
+		return s, dur
 	}
-	return "fuzz function failed"
+	return "fuzz function failed", dur
 }
 
 // hasNewCoverage reports whether the counters hold a bucket not seen before. It

@@ -73,3 +73,21 @@ func Alloc(s string) [][]byte {
 	}
 	return keep
 }
+
+// Slow takes 0.7 s for every input: longer than the adaptive hang limit's floor, but
+// no hang, since every input takes as long.
+func Slow(s string) {
+	time.Sleep(700 * time.Millisecond)
+}
+
+// Spin never returns either, busy in a loop whose condition is an instrumented
+// comparison.
+func Spin(s string) int {
+	n := 0
+	if trigger(s) {
+		for i := 0; s[i%len(s)] != 0; i++ { // MARK:spin
+			n++
+		}
+	}
+	return n
+}

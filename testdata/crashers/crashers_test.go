@@ -109,3 +109,13 @@ func FuzzSecret(f *testing.F) {
 		}
 	})
 }
+
+func FuzzSlow(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Slow(s) })
+}
+
+func FuzzSpin(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Spin(s) })
+}

@@ -33,13 +33,13 @@ function int(v: unknown, def: number): number {
 /** daemonSettings reads the settings the daemon needs, falling back to defaults on nonsense. */
 export function daemonSettings(get: Getter): DaemonSettings {
 	const autoStart = get<string>('autoStart', 'off');
-	const timeout = get<string>('timeout', '10s');
+	const timeout = get<string>('timeout', '');
 	const cacheDir = get<string>('cacheDir', '');
 	return {
 		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? (autoStart as AutoStart) : 'off',
 		parallel: int(get<number>('parallel', 0), 0),
 		keepFuzzing: get<boolean>('keepFuzzing', true) !== false,
-		timeout: typeof timeout === 'string' && timeout.trim() !== '' ? timeout.trim() : '10s',
+		timeout: typeof timeout === 'string' ? timeout.trim() : '',
 		rssLimitMB: int(get<number>('rssLimitMB', 2048), 2048),
 		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : '',
 	};

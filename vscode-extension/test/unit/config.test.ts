@@ -10,7 +10,7 @@ function getter(values: Record<string, unknown>): Getter {
 
 describe('daemonSettings (initializationOptions)', () => {
 	it('defaults', () => {
-		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '10s', rssLimitMB: 2048, cacheDir: '' });
+		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, cacheDir: '' });
 	});
 	it('passes the settings through, leaving out the client-only ones', () => {
 		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: ' 2s ', rssLimitMB: 512, cacheDir: '/tmp/c', path: '/x', coverageDecorator: 'gutter' }));
@@ -22,7 +22,7 @@ describe('daemonSettings (initializationOptions)', () => {
 		process.env.HOME = '/home/u';
 		try {
 			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', cacheDir: '~/c' }));
-			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '10s', rssLimitMB: 2048, cacheDir: '/home/u/c' });
+			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, cacheDir: '/home/u/c' });
 		} finally {
 			process.env.HOME = home;
 		}
