@@ -336,8 +336,14 @@ func runOne(ctx context.Context, c *config, t target, eng string, trial int) run
 	var corpusDir string
 	var cmd *exec.Cmd
 	if eng == "fuzzls" {
-		cmd = command(rctx, c.scratch, c.fuzzls, "fuzz", "-json", "-fuzztime", budget.String(), "-parallel", strconv.Itoa(c.parallel),
-			"-minimizetime", "1s", "-run", "^"+t.Name+"$", "-cachedir", dir, "./"+t.Pkg)
+		args := []string{"fuzz", "-json", "-fuzztime", budget.String(), "-parallel", strconv.Itoa(c.parallel),
+			"-minimizetime", "1s", "-run", "^" + t.Name + "$", "-cachedir", dir}
+		if t.CoverPkg != "" {
+			// A real parser's own bug must not end its coverage run; go test -fuzz
+			// has no such option and stops at its first failure.
+			args = append(args, "-keepfuzzing")
+		}
+		cmd = command(rctx, c.scratch, c.fuzzls, append(args, "./"+t.Pkg)...)
 		corpusDir = filepath.Join(dir, "corpus", filepath.FromSlash(module+"/"+t.Pkg), t.Name)
 	} else {
 		cmd = command(rctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime="+budget.String(),

@@ -4,6 +4,7 @@
 package parsers
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -11,17 +12,32 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Toml decodes a TOML document.
+// Toml is the shape of the toml module's own OSS-Fuzz target: decode a document,
+// encode what was decoded, decode the encoding again. Errors are returned, not
+// panicked on, so that the figure measures exploration, not the first failure.
 func Toml(s string) error {
-	var v map[string]any
-	_, err := toml.Decode(s, &v)
+	var v any
+	if _, err := toml.Decode(s, &v); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(v); err != nil {
+		return err
+	}
+	var v2 any
+	_, err := toml.Decode(buf.String(), &v2)
 	return err
 }
 
-// YAML decodes a YAML document.
+// YAML decodes a YAML document and encodes what was decoded, the round trip a
+// user of the module relies on.
 func YAML(b []byte) error {
 	var v any
-	return yaml.Unmarshal(b, &v)
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	_, err := yaml.Marshal(v)
+	return err
 }
 
 // HTML parses an HTML document.
