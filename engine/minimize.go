@@ -424,7 +424,22 @@ func (m *minimizer) floatArg(i int) bool {
 		v, progress = -v, true
 	}
 	if math.IsInf(v, 0) {
-		return progress
+		// A finite value that still fails is simpler; 2^62 is in reach of the
+		// binary search below, the largest finite value of the digit steps.
+		big := math.MaxFloat64
+		if is32 {
+			big = math.MaxFloat32
+		}
+		sign := math.Copysign(1, v)
+		switch {
+		case m.try(i, mk(sign*(1<<62))):
+			v = sign * (1 << 62)
+		case m.try(i, mk(sign*big)):
+			v = sign * big
+		default:
+			return progress
+		}
+		progress = true
 	}
 	if t := math.Trunc(v); t != v && m.try(i, mk(t)) {
 		v, progress = t, true

@@ -102,6 +102,18 @@ func TestMinimize(t *testing.T) {
 			want:  []any{float64(5e20)}, // 1e21 by tens, then one halving
 		},
 		{
+			desc:  "infinity becomes a small finite value",
+			in:    []any{math.Inf(1)},
+			fails: func(v []any) bool { return v[0].(float64) > 2 },
+			want:  []any{float64(3)},
+		},
+		{
+			desc:  "infinity stays when needed",
+			in:    []any{float32(math.Inf(-1))},
+			fails: func(v []any) bool { return math.IsInf(float64(v[0].(float32)), -1) },
+			want:  []any{float32(math.Inf(-1))},
+		},
+		{
 			desc:  "NaN stays when needed",
 			in:    []any{math.NaN()},
 			fails: func(v []any) bool { return math.IsNaN(v[0].(float64)) },
