@@ -65,7 +65,9 @@ if [ ! -f "$CS_STAMP" ] || [ ! -f "$CS_ENTRY" ]; then
 	rm -rf "$CACHE/code-server"
 	mkdir -p "$CACHE/code-server"
 	(cd "$CACHE/code-server" && echo '{"private":true}' >package.json &&
-		PATH="$(dirname "$NODE24"):$PATH" npm_config_nodedir="$NODEDIR" \
+		# Run from `npm test`, the outer npm's user agent (node/v20) is inherited
+		# and code-server's postinstall reads the Node version from it.
+		env -u npm_config_user_agent PATH="$(dirname "$NODE24"):$PATH" npm_config_nodedir="$NODEDIR" \
 			npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION" >&2)
 	[ -f "$CS_ENTRY" ] || { log "code-server did not install $CS_ENTRY"; exit 1; }
 	touch "$CS_STAMP"
