@@ -201,21 +201,19 @@ func (w *workerProc) watch(limit *hangLimit) {
 		if w.cmd.Process != nil {
 			rss = processRSS(w.cmd.Process.Pid)
 		}
-		if w.rssLimit > 0 && w.cmd.Process != nil {
-			if rss > w.rssLimit {
-				w.mu.Lock()
-				w.oom = true
-				w.mu.Unlock()
-				// SIGQUIT first: the runtime prints the stacks, which show the
-				// allocation. Memory still grows meanwhile, so SIGKILL follows soon.
-				w.cmd.Process.Signal(syscall.SIGQUIT)
-				select {
-				case <-w.done:
-				case <-time.After(time.Second):
-					syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-				}
-				return
+		if w.rssLimit > 0 && rss > w.rssLimit {
+			w.mu.Lock()
+			w.oom = true
+			w.mu.Unlock()
+			// SIGQUIT first: the runtime prints the stacks, which show the
+			// allocation. Memory still grows meanwhile, so SIGKILL follows soon.
+			w.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-w.done:
+			case <-time.After(time.Second):
+				syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
 			}
+			return
 		}
 		started, finished := w.mem.Execs(), w.mem.Finished()
 		w.mu.Lock()
@@ -229,15 +227,16 @@ func (w *workerProc) watch(limit *hangLimit) {
 			last, since, rssAtStart = started, time.Now(), rss
 			continue
 		}
-		ran, after := time.Since(since), limit.after()
+		after := limit.after()
 		// An execution that has grown the worker's memory by 64 MiB (a deep
 		// recursion, an unbounded allocation) is left to the memory limit or the
 		// stack's, up to the hard cap: it ends as a stack overflow or oom, the more
 		// useful report. A loop that allocates nothing or only garbage stays flat.
-		if ran > after && after < hangCap && rss-rssAtStart >= 64<<20 {
-			continue
+		// An explicit -timeout is taken at its word.
+		if limit.fixed == 0 && rss-rssAtStart >= 64<<20 {
+			after = hangCap
 		}
-		if ran > after {
+		if time.Since(since) > after {
 			w.mu.Lock()
 			w.hung, w.hangAt = true, after
 			w.mu.Unlock()
