@@ -6,12 +6,19 @@ import (
 	"go/parser"
 	"go/token"
 	"strconv"
+	"strings"
 )
 
 // Literals extracts dictionary tokens from a Go source file: string literals (2 to
 // 64 bytes), and integer literals of 16 bits or more, as decimal text and as little- and
 // big-endian bytes of the smallest width that holds them. Parsers compare their
 // input against exactly such constants.
+//
+// It also takes the keys a decoder looks for in a document: the names in struct
+// tags (`json:"name"`, `toml:"name,omitempty"`) and the field names themselves, as
+// written and in lower case (the defaults of encoding/json, yaml and toml). A
+// decoder matches them through a map lookup or reflection, which no comparison
+// hook sees.
 func Literals(filename string, src []byte) []string {
 	f, err := parser.ParseFile(token.NewFileSet(), filename, src, parser.SkipObjectResolution)
 	if err != nil {
@@ -26,6 +33,12 @@ func Literals(filename string, src []byte) []string {
 		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
+		if st, ok := n.(*ast.StructType); ok {
+			for _, k := range fieldKeys(st) {
+				add(k)
+			}
+			return true
+		}
 		lit, ok := n.(*ast.BasicLit)
 		if !ok {
 			return true
@@ -57,4 +70,67 @@ func Literals(filename string, src []byte) []string {
 		return true
 	})
 	return out
+}
+
+// fieldKeys returns the document keys a struct's fields decode from: each tag
+// value's name part, and each exported field's name as written and lower-cased.
+func fieldKeys(st *ast.StructType) []string {
+	var keys []string
+	add := func(k string) {
+		if len(k) >= 2 && len(k) <= 64 {
+			keys = append(keys, k)
+		}
+	}
+	for _, fld := range st.Fields.List {
+		for _, name := range fld.Names {
+			if name.IsExported() {
+				add(name.Name)
+				add(strings.ToLower(name.Name))
+			}
+		}
+		if fld.Tag == nil {
+			continue
+		}
+		tag, err := strconv.Unquote(fld.Tag.Value)
+		if err != nil {
+			continue
+		}
+		for _, v := range tagValues(tag) {
+			if name, _, _ := strings.Cut(v, ","); name != "-" {
+				add(name)
+			}
+		}
+	}
+	return keys
+}
+
+// tagValues returns the values of a struct tag in the conventional
+// `key:"value" key2:"value2"` form, stopping at the first malformed pair.
+func tagValues(tag string) []string {
+	var vals []string
+	for tag != "" {
+		tag = strings.TrimLeft(tag, " ")
+		colon := strings.Index(tag, `:"`)
+		if colon <= 0 || strings.ContainsAny(tag[:colon], " \"\t") {
+			break
+		}
+		rest := tag[colon+1:]
+		end := 1
+		for end < len(rest) && rest[end] != '"' {
+			if rest[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(rest) {
+			break
+		}
+		v, err := strconv.Unquote(rest[:end+1])
+		if err != nil {
+			break
+		}
+		vals = append(vals, v)
+		tag = rest[end+1:]
+	}
+	return vals
 }
