@@ -119,6 +119,12 @@ func (m *Mutator) spliceAt(vals []any, i int, o any) bool {
 		if !ok || len(ob) == 0 || bytes.Equal(v, ob) {
 			return false
 		}
+		if m.r.Bool() {
+			if nb, ok := crossoverLines(m, v, ob); ok {
+				vals[i] = nb
+				return true
+			}
+		}
 		vals[i] = crossover(m, v, ob)
 		return true
 	case string:
@@ -127,7 +133,13 @@ func (m *Mutator) spliceAt(vals []any, i int, o any) bool {
 			return false
 		}
 		m.scratch = append(m.scratch[:0], v...)
-		m.scratch = crossover(m, m.scratch, os)
+		lined := false
+		if m.r.Bool() {
+			m.scratch, lined = crossoverLines(m, m.scratch, os)
+		}
+		if !lined {
+			m.scratch = crossover(m, m.scratch, os)
+		}
 		vals[i] = string(m.scratch)
 		return true
 	case bool:

@@ -327,6 +327,11 @@ func TestByteOps(t *testing.T) {
 			n := r.Intn(m.maxLen + 1)
 			b := make([]byte, n, n+r.Intn(64))
 			m.fillRandom(b)
+			if r.Bool() { // text, for the ops that need lines and words
+				for i := range b {
+					b[i] = "ab1 =[]\n"[r.Intn(8)]
+				}
+			}
 			orig := bytes.Clone(b)
 			nb, ok := op(m, b)
 			if len(nb) > m.maxLen {
@@ -342,6 +347,93 @@ func TestByteOps(t *testing.T) {
 		}
 		if applied < 1000 {
 			t.Errorf("op %d applied only %d times", k, applied)
+		}
+	}
+}
+
+func TestTextOps(t *testing.T) {
+	doc := []byte("title = \"x\"\n[owner]\nname = \"a\"\n")
+	lines := func(b []byte) map[string]int {
+		c := map[string]int{}
+		for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+			if len(l) > 0 {
+				c[string(l)]++
+			}
+		}
+		return c
+	}
+	m := NewMutator(11)
+	m.maxLen = 1 << 10
+	m.AddDict([][]byte{[]byte("ports")})
+
+	// A duplicated line is a whole line of the input, added at a line start.
+	for range 200 {
+		b, ok := opDuplicateLine(m, bytes.Clone(doc))
+		if !ok {
+			t.Fatal("opDuplicateLine declined a document with lines")
+		}
+		got, want := lines(b), lines(doc)
+		extra := 0
+		for l, n := range got {
+			if n < want[l] {
+				t.Fatalf("line %q lost: %q", l, b)
+			}
+			extra += n - want[l]
+			if want[l] == 0 {
+				t.Fatalf("new line %q is not a line of the input: %q", l, b)
+			}
+		}
+		if extra != 1 {
+			t.Fatalf("%d lines added, want 1: %q", extra, b)
+		}
+	}
+	// A replaced word is a whole word: the dictionary's, or one of the input's.
+	sawToken := false
+	for range 200 {
+		b, ok := opReplaceWord(m, bytes.Clone(doc))
+		if !ok {
+			continue
+		}
+		sawToken = sawToken || bytes.Contains(b, []byte("ports"))
+		if bytes.Count(b, []byte("\n")) != 3 || bytes.Count(b, []byte("=")) != 2 {
+			t.Fatalf("replacing a word broke the structure: %q", b)
+		}
+	}
+	if !sawToken {
+		t.Error("opReplaceWord never used the dictionary token")
+	}
+	// Lines crossed over from another input arrive whole.
+	other := []byte("a = 1\nb = [2]\n")
+	for range 200 {
+		b, ok := crossoverLines(m, bytes.Clone(doc), other)
+		if !ok {
+			t.Fatal("crossoverLines declined two documents with lines")
+		}
+		for l := range lines(b) {
+			if !bytes.Contains(doc, []byte(l)) && !bytes.Contains(other, []byte(l)) {
+				t.Fatalf("line %q is from neither input: %q", l, b)
+			}
+		}
+	}
+	if _, ok := opDeleteLine(m, []byte("no line break")); ok {
+		t.Error("opDeleteLine applied to input without lines")
+	}
+}
+
+func TestSpliceLinesMaxLen(t *testing.T) {
+	m := NewMutator(12)
+	for _, maxLen := range []int{0, 1, 7, 30} {
+		for range 2000 {
+			vals := []any{[]byte("x = 1\ny = 2\n")}
+			m.Splice(vals, []any{[]byte("k = v\nk2 = v2\nk3 = v3\n")}, maxLen)
+			if n := len(vals[0].([]byte)); n > maxLen {
+				t.Fatalf("maxLen %d: []byte has %d bytes", maxLen, n)
+			}
+			vals = []any{"q: 1\nr: 2\n"}
+			m.Splice(vals, []any{"a: 1\nb: 2\nc: 3\n"}, maxLen)
+			if n := len(vals[0].(string)); n > maxLen {
+				t.Fatalf("maxLen %d: string has %d bytes", maxLen, n)
+			}
 		}
 	}
 }

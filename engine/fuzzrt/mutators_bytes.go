@@ -32,6 +32,11 @@ var mutByteOps = [...]byteOp{
 	opOverwriteRepeated,
 	opSwapRanges,
 	opInsertNumber,
+	opDuplicateLine,
+	opDeleteLine,
+	opReplaceWord,
+	opReplaceWord, // twice: on text, the op that most often makes a new valid input
+	opInsertTokenAtBoundary,
 }
 
 var mutGrowOps = [...]byteOp{opInsertRandom, opInsertToken, opInsertRepeated, opInsertNumber}

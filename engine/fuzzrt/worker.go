@@ -309,7 +309,12 @@ func (w *worker) loop() {
 		src := w.corpus[w.pick()].vals
 		scratch = cloneInto(scratch, src)
 		if len(w.corpus) > 1 && w.mut.Intn(8) == 0 {
+			// Splice, then as often as not mutate the result too, as AFL's
+			// havoc does: a crossover alone mostly recombines known coverage.
 			w.mut.Splice(scratch, w.corpus[w.pick()].vals, w.maxLen)
+			if w.mut.Intn(2) == 0 {
+				w.mut.Mutate(scratch, w.maxLen)
+			}
 		} else {
 			w.mut.Mutate(scratch, w.maxLen)
 		}
