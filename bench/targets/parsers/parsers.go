@@ -5,16 +5,92 @@ package parsers
 
 import (
 	"bytes"
+	"fmt"
+	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/net/html"
 	"gopkg.in/yaml.v3"
 )
 
-// Toml is the shape of the toml module's own OSS-Fuzz target: decode a document,
-// encode what was decoded, decode the encoding again. Errors are returned, not
-// panicked on, so that the figure measures exploration, not the first failure.
+// Config is the kind of struct a program loads its configuration into. The typed
+// half of the toml and yaml wrappers decodes into it, the way these modules are
+// mostly used; a key reaches its field's decoding only if the document names it.
+type Config struct {
+	Title   string
+	Owner   Owner
+	Servers map[string]Server
+	Ports   []int
+	Ratio   float64
+	Enabled *bool
+	Tags    []string      `toml:"tags,omitempty" yaml:"tags,flow"`
+	Limits  Limits        `yaml:",inline"`
+	Timeout time.Duration `toml:"timeout" yaml:"timeout"`
+	Addr    netip.Addr    `toml:"addr,omitempty" yaml:"addr,omitempty"`
+	Level   Level         `toml:"level" yaml:"level"`
+	Extra   map[string]any
+	Matrix  [][]float32 `toml:"matrix" yaml:"matrix,omitempty"`
+	Window  [4]uint8    `toml:"window" yaml:"window"`
+}
+
+// Owner is a nested table with a date.
+type Owner struct {
+	Name string
+	DOB  time.Time `toml:"dob" yaml:"dob"`
+}
+
+// Server is an entry of a map of tables.
+type Server struct {
+	Host   string
+	Port   uint16
+	Weight int8 `toml:"weight,omitzero" yaml:"weight,omitempty"`
+	Backup bool
+}
+
+// Limits is inlined by yaml and a sub-table for toml.
+type Limits struct {
+	Max uint32 `yaml:"max"`
+	Min int64  `yaml:"min"`
+}
+
+// Level is a custom scalar, decoded from text.
+type Level int
+
+// UnmarshalText accepts the names of the levels.
+func (l *Level) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "debug":
+		*l = 0
+	case "info":
+		*l = 1
+	case "warn":
+		*l = 2
+	default:
+		return fmt.Errorf("unknown level %q", b)
+	}
+	return nil
+}
+
+// MarshalText is UnmarshalText's inverse.
+func (l Level) MarshalText() ([]byte, error) {
+	switch l {
+	case 0:
+		return []byte("debug"), nil
+	case 1:
+		return []byte("info"), nil
+	case 2:
+		return []byte("warn"), nil
+	}
+	return nil, fmt.Errorf("bad level %d", int(l))
+}
+
+// Toml is the shape of the toml module's own OSS-Fuzz target (decode a document,
+// encode what was decoded, decode the encoding again), then the typed half: the
+// document decoded into a Config, its undecoded keys listed, the Config encoded.
+// Errors are returned, not panicked on, so that the figure measures exploration,
+// not the first failure.
 func Toml(s string) error {
 	var v any
 	if _, err := toml.Decode(s, &v); err != nil {
@@ -25,18 +101,35 @@ func Toml(s string) error {
 		return err
 	}
 	var v2 any
-	_, err := toml.Decode(buf.String(), &v2)
-	return err
+	if _, err := toml.Decode(buf.String(), &v2); err != nil {
+		return err
+	}
+	var c Config
+	md, err := toml.Decode(s, &c)
+	if err != nil {
+		return err
+	}
+	_ = md.Undecoded()
+	buf.Reset()
+	return toml.NewEncoder(&buf).Encode(c)
 }
 
 // YAML decodes a YAML document and encodes what was decoded, the round trip a
-// user of the module relies on.
+// user of the module relies on, then does the same with the document decoded
+// into a Config.
 func YAML(b []byte) error {
 	var v any
 	if err := yaml.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	_, err := yaml.Marshal(v)
+	if _, err := yaml.Marshal(v); err != nil {
+		return err
+	}
+	var c Config
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	_, err := yaml.Marshal(&c)
 	return err
 }
 
