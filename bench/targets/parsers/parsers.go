@@ -115,14 +115,22 @@ func Toml(s string) error {
 }
 
 // YAML decodes a YAML document and encodes what was decoded, the round trip a
-// user of the module relies on, then does the same with the document decoded
-// into a Config.
+// user of the module relies on; then does the same through a yaml.Node (the
+// module's way to edit a document and keep its comments and styles) and through
+// a Config.
 func YAML(b []byte) error {
 	var v any
 	if err := yaml.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	if _, err := yaml.Marshal(v); err != nil {
+		return err
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	if _, err := yaml.Marshal(&n); err != nil {
 		return err
 	}
 	var c Config
