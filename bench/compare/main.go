@@ -134,7 +134,15 @@ func main() {
 	out := flag.String("out", "bench/results", "directory for the markdown summary, raw results and logs")
 	srcDir := flag.String("src", "bench/targets", "the targets module")
 	bin := flag.String("fuzzls", "", "a fuzzls binary to use (default: build ./cmd/fuzzls)")
+	enginesFlag := flag.String("engines", "fuzzls,native", "the engines to run, comma-separated (one alone: to re-measure one side after a change to it)")
 	flag.Parse()
+	var engines []string
+	for _, e := range strings.Split(*enginesFlag, ",") {
+		if e != "fuzzls" && e != "native" {
+			check(fmt.Errorf("-engines: unknown engine %q (want fuzzls, native)", e))
+		}
+		engines = append(engines, e)
+	}
 	if *covBudget == 0 {
 		*covBudget = *budget
 	}
@@ -191,7 +199,7 @@ func main() {
 	started := time.Now()
 	for _, t := range chosen {
 		for trial := 1; trial <= c.trials && ctx.Err() == nil; trial++ {
-			for _, eng := range []string{"fuzzls", "native"} {
+			for _, eng := range engines {
 				if ctx.Err() != nil {
 					break
 				}
@@ -640,6 +648,7 @@ func report(c *config, ts []target, runs []run, took time.Duration) string {
 		fm, nm := medianTTC(f), medianTTC(n)
 		ratio := "—"
 		switch {
+		case len(f) == 0 || len(n) == 0: // one engine only (-engines): no ratio
 		case !math.IsInf(fm, 1) && !math.IsInf(nm, 1):
 			ratio = fmt.Sprintf("%.1f×", nm/math.Max(fm, 0.01))
 			if nm/math.Max(fm, 0.01) < 10 {
