@@ -31,7 +31,8 @@
 //     parser's package>`; covered statements are counted from the profile.
 //
 // The results go to -out (gitignored): compare-<time>.md, compare-<time>.json and the
-// runs' output in compare-<time>-logs/.
+// runs' output in compare-<time>-logs/, with each coverage run's corpus and profile
+// (FuzzXxx-<engine>-<trial>.corpus/ and .cover, for go tool cover -func).
 package main
 
 import (
@@ -166,12 +167,14 @@ func main() {
 
 	stamp := time.Now().Format("20060102-150405")
 	check(os.MkdirAll(*out, 0o755))
+	outAbs, err := filepath.Abs(*out) // the coverage replay runs in the scratch module
+	check(err)
 	tmp, err := os.MkdirTemp("", "fuzzls-compare-")
 	check(err)
 	defer os.RemoveAll(tmp)
 	c := &config{budget: *budget, covBudget: *covBudget, trials: *trials, parallel: *parallel, tmp: tmp,
 		scratch: filepath.Join(tmp, "targets"), fuzzls: filepath.Join(tmp, "fuzzls"),
-		logs: filepath.Join(*out, "compare-"+stamp+"-logs")}
+		logs: filepath.Join(outAbs, "compare-"+stamp+"-logs")}
 	check(os.MkdirAll(c.logs, 0o755))
 
 	if *bin != "" {
@@ -543,6 +546,13 @@ func coverage(ctx context.Context, c *config, t target, corpusDir string, r *run
 	if err := os.MkdirAll(seeds, 0o755); err != nil {
 		return err
 	}
+	// the corpus and its profile are kept beside the logs, to see what one engine
+	// reached and the other did not (go tool cover -func)
+	stem := filepath.Join(c.logs, fmt.Sprintf("%s-%s-%d", t.Name, r.Engine, r.Trial))
+	kept := stem + ".corpus"
+	if err := os.MkdirAll(kept, 0o755); err != nil {
+		return err
+	}
 	ents, _ := os.ReadDir(corpusDir)
 	for _, e := range ents {
 		if e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
@@ -555,10 +565,12 @@ func coverage(ctx context.Context, c *config, t target, corpusDir string, r *run
 		if err := os.WriteFile(filepath.Join(seeds, e.Name()), data, 0o644); err != nil {
 			return err
 		}
+		if err := os.WriteFile(filepath.Join(kept, e.Name()), data, 0o644); err != nil {
+			return err
+		}
 		r.Corpus++
 	}
-	prof := filepath.Join(c.tmp, "cover.out")
-	os.Remove(prof)
+	prof := stem + ".cover"
 	cmd := command(ctx, c.scratch, "go", "test", "-run=^"+t.Name+"$", "-timeout=10m", "-coverprofile="+prof, "-coverpkg="+t.CoverPkg, "./"+t.Pkg)
 	out, err := cmd.CombinedOutput()
 	fmt.Fprintf(log, "\n$ %s\n%s", strings.Join(cmd.Args, " "), out)
