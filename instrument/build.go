@@ -73,6 +73,32 @@ func (e *BuildError) Error() string { return e.Output }
 // maxDict bounds the literals collected for the dictionary.
 const maxDict = 4096
 
+// shareDict merges the packages' literals, without duplicates, taking one from
+// each package in turn until max: a dependency with a table of thousands of
+// strings (HTML's entity names) must not crowd out the literals of the others, as
+// taking them in order until max did.
+func shareDict(perPkg [][]string, max int) []string {
+	var out []string
+	seen := map[string]bool{}
+	next := make([]int, len(perPkg))
+	for more := true; more && len(out) < max; {
+		more = false
+		for p, lits := range perPkg {
+			for next[p] < len(lits) && len(out) < max {
+				s := lits[next[p]]
+				next[p]++
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+					more = true
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Build instruments pkg and builds its test binary. The user's files are only read.
 //
 // Comparison hooks are added without type information (cmp.go), so in rare code
@@ -151,6 +177,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 		}
 		units = append(units, unit{d.ImportPath, d.GoFiles})
 	}
+	literals := make([][]string, len(units))
 	for ui, u := range units {
 		srcs := make([][]byte, len(u.files))
 		var consts map[string]bool
@@ -178,9 +205,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 				}
 			}
 			bin.Inputs = append(bin.Inputs, name)
-			if len(bin.Dict) < maxDict {
-				bin.Dict = append(bin.Dict, Literals(name, data)...)
-			}
+			literals[ui] = append(literals[ui], Literals(name, data)...)
 			var out []byte
 			var blocks []CoverBlock
 			var sites int
@@ -221,6 +246,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 	if !external {
 		bin.Inputs = append(bin.Inputs, pkg.XTestFiles...)
 	}
+	bin.Dict = shareDict(literals, maxDict)
 	if len(berr.Diagnostics) > 0 {
 		return nil, &berr
 	}

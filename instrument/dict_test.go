@@ -49,3 +49,22 @@ func TestTagValues(t *testing.T) {
 		}
 	}
 }
+
+func TestShareDict(t *testing.T) {
+	table := make([]string, 100) // one package with a big table, first
+	for i := range table {
+		table[i] = "entity" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	got := shareDict([][]string{table, {"YAML", "TAG", "YAML"}, {"true"}}, 10)
+	if len(got) != 10 {
+		t.Fatalf("got %d tokens, want 10: %q", len(got), got)
+	}
+	for _, want := range []string{"YAML", "TAG", "true"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the big table crowded out %q: %q", want, got)
+		}
+	}
+	if all := shareDict([][]string{{"a", "b"}, {"b", "c"}}, 10); !slices.Equal(all, []string{"a", "b", "c"}) {
+		t.Errorf("under the bound: got %q, want every literal once", all)
+	}
+}

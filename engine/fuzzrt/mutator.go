@@ -17,9 +17,16 @@ type Mutator struct {
 	scratch []byte // working copy for string arguments
 	tmp     []byte // scratch for byte ops that need a side buffer
 
-	tokens [][]byte // dictionary for the byte mutators
-	ints   []uint64 // integers derived from the dictionary
-	seen   map[string]struct{}
+	tokens [][]byte         // dictionary for the byte mutators
+	ints   []uint64         // integers derived from the dictionary
+	seen   map[string]int32 // token → index in tokens
+	// hot holds the tokens that proved useful on this target: learned from a
+	// comparison it ran, or inserted by a mutation that found new coverage. Half
+	// of the token picks come from it, since a static dictionary holds every
+	// literal of every package the target links, most of them beside the point.
+	hot    [][]byte
+	isHot  []bool  // by token index
+	picked []int32 // tokens the current mutation used (Promote makes them hot)
 }
 
 // NewMutator returns a Mutator whose choices are fixed by seed.
@@ -45,6 +52,7 @@ func (m *Mutator) Mutate(vals []any, maxLen int) {
 		return
 	}
 	m.maxLen = max(maxLen, 0)
+	m.picked = m.picked[:0]
 	i := m.r.Intn(len(vals))
 	switch v := vals[i].(type) {
 	case []byte:
@@ -99,6 +107,7 @@ func (m *Mutator) Splice(vals, other []any, maxLen int) {
 		return
 	}
 	m.maxLen = max(maxLen, 0)
+	m.picked = m.picked[:0]
 	start := m.r.Intn(n)
 	for k := range n {
 		i := start + k
@@ -229,34 +238,80 @@ func (m *Mutator) pieceLen(n int) int {
 // (decimal text, or 1/2/4/8-byte values in either byte order) also feed the
 // number mutators. Duplicates and empty tokens are ignored.
 func (m *Mutator) AddDict(tokens [][]byte) {
-	if m.seen == nil {
-		m.seen = make(map[string]struct{})
-	}
 	for _, t := range tokens {
-		if len(t) == 0 {
-			continue
-		}
-		if _, ok := m.seen[string(t)]; ok {
-			continue
-		}
-		m.seen[string(t)] = struct{}{}
-		m.tokens = append(m.tokens, bytes.Clone(t))
-		if v, err := strconv.ParseInt(string(t), 0, 64); err == nil {
-			m.ints = append(m.ints, uint64(v))
-		} else if v, err := strconv.ParseUint(string(t), 0, 64); err == nil {
-			m.ints = append(m.ints, v)
-		}
-		switch len(t) {
-		case 1:
-			m.ints = append(m.ints, uint64(t[0]))
-		case 2:
-			m.ints = append(m.ints, uint64(binary.LittleEndian.Uint16(t)), uint64(binary.BigEndian.Uint16(t)))
-		case 4:
-			m.ints = append(m.ints, uint64(binary.LittleEndian.Uint32(t)), uint64(binary.BigEndian.Uint32(t)))
-		case 8:
-			m.ints = append(m.ints, binary.LittleEndian.Uint64(t), binary.BigEndian.Uint64(t))
-		}
+		m.addToken(t)
 	}
+}
+
+// AddLearned adds a token learned while the target ran (a comparison's operand)
+// and makes it hot.
+func (m *Mutator) AddLearned(t []byte) {
+	if i := m.addToken(t); i >= 0 {
+		m.makeHot(i)
+	}
+}
+
+// Promote makes hot the tokens the last mutation used; the worker calls it when
+// that mutation found new coverage.
+func (m *Mutator) Promote() {
+	for _, i := range m.picked {
+		m.makeHot(i)
+	}
+	m.picked = m.picked[:0]
+}
+
+func (m *Mutator) makeHot(i int32) {
+	if !m.isHot[i] {
+		m.isHot[i] = true
+		m.hot = append(m.hot, m.tokens[i])
+	}
+}
+
+// pickToken returns a dictionary token (the dictionary must not be empty): a hot
+// one half of the time when there are any.
+func (m *Mutator) pickToken() []byte {
+	if len(m.hot) > 0 && m.r.Bool() {
+		return m.hot[m.r.Intn(len(m.hot))]
+	}
+	i := m.r.Intn(len(m.tokens))
+	if !m.isHot[i] {
+		m.picked = append(m.picked, int32(i))
+	}
+	return m.tokens[i]
+}
+
+// addToken adds t to the dictionary if it is new and returns its index (-1 for
+// an empty token).
+func (m *Mutator) addToken(t []byte) int32 {
+	if len(t) == 0 {
+		return -1
+	}
+	if m.seen == nil {
+		m.seen = make(map[string]int32)
+	}
+	if i, ok := m.seen[string(t)]; ok {
+		return i
+	}
+	i := int32(len(m.tokens))
+	m.seen[string(t)] = i
+	m.tokens = append(m.tokens, bytes.Clone(t))
+	m.isHot = append(m.isHot, false)
+	if v, err := strconv.ParseInt(string(t), 0, 64); err == nil {
+		m.ints = append(m.ints, uint64(v))
+	} else if v, err := strconv.ParseUint(string(t), 0, 64); err == nil {
+		m.ints = append(m.ints, v)
+	}
+	switch len(t) {
+	case 1:
+		m.ints = append(m.ints, uint64(t[0]))
+	case 2:
+		m.ints = append(m.ints, uint64(binary.LittleEndian.Uint16(t)), uint64(binary.BigEndian.Uint16(t)))
+	case 4:
+		m.ints = append(m.ints, uint64(binary.LittleEndian.Uint32(t)), uint64(binary.BigEndian.Uint32(t)))
+	case 8:
+		m.ints = append(m.ints, binary.LittleEndian.Uint64(t), binary.BigEndian.Uint64(t))
+	}
+	return i
 }
 
 // Integers are mutated as their two's complement bit pattern of the given

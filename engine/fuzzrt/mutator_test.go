@@ -209,6 +209,49 @@ func TestDictTokens(t *testing.T) {
 	}
 }
 
+// TestHotTokens: among a thousand static tokens, one learned from a comparison and
+// one that a mutation used to find coverage (Promote) are picked far more often
+// than the others.
+func TestHotTokens(t *testing.T) {
+	m := NewMutator(8)
+	var static [][]byte
+	for i := range 1000 {
+		static = append(static, []byte(fmt.Sprintf("entity%03d", i)))
+	}
+	m.AddDict(static)
+	m.AddLearned([]byte("YAML"))
+	if len(m.hot) != 1 {
+		t.Fatalf("hot = %q after AddLearned", m.hot)
+	}
+	// Mutate until a mutation uses entity007, then promote it as a worker would.
+	for n := 0; !m.isHot[7]; n++ {
+		if n > 1e6 {
+			t.Fatal("entity007 never picked")
+		}
+		vals := []any{[]byte("key: value\n")}
+		m.Mutate(vals, 100)
+		if bytes.Contains(vals[0].([]byte), []byte("entity007")) {
+			m.Promote()
+		}
+	}
+	if len(m.hot) != 2 {
+		t.Fatalf("hot = %q, want YAML and entity007 only", m.hot)
+	}
+	counts := map[string]int{}
+	for range 20000 {
+		counts[string(m.pickToken())]++
+	}
+	// Uniform picking would give each about 20 of the 20000.
+	for _, tok := range []string{"YAML", "entity007"} {
+		if counts[tok] < 2000 {
+			t.Errorf("%s picked %d times in 20000", tok, counts[tok])
+		}
+	}
+	if counts["entity500"] > 100 {
+		t.Errorf("a cold token picked %d times", counts["entity500"])
+	}
+}
+
 func TestIntBoundaries(t *testing.T) {
 	// The type's extremes are among the values tried.
 	m := NewMutator(7)

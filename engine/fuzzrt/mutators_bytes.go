@@ -308,7 +308,7 @@ func opOverwriteToken(m *Mutator, b []byte) ([]byte, bool) {
 	if len(m.tokens) == 0 {
 		return b, false
 	}
-	t := m.tokens[m.r.Intn(len(m.tokens))]
+	t := m.pickToken()
 	if len(t) > len(b) {
 		return b, false
 	}
@@ -320,7 +320,7 @@ func opInsertToken(m *Mutator, b []byte) ([]byte, bool) {
 	if len(m.tokens) == 0 {
 		return b, false
 	}
-	t := m.tokens[m.r.Intn(len(m.tokens))]
+	t := m.pickToken()
 	if len(t) > m.room(b) {
 		return b, false
 	}

@@ -99,7 +99,7 @@ func opReplaceWord(m *Mutator, b []byte) ([]byte, bool) {
 	}
 	var w []byte
 	if len(m.tokens) > 0 && m.r.Bool() {
-		w = m.tokens[m.r.Intn(len(m.tokens))]
+		w = m.pickToken()
 	} else {
 		ws, we, ok := m.wordAt(b)
 		if !ok || we-ws == e-s && bytes.Equal(b[ws:we], b[s:e]) {
@@ -131,7 +131,7 @@ func opInsertTokenAtBoundary(m *Mutator, b []byte) ([]byte, bool) {
 	if len(m.tokens) == 0 || len(b) == 0 {
 		return b, false
 	}
-	t := m.tokens[m.r.Intn(len(m.tokens))]
+	t := m.pickToken()
 	if len(t) > m.room(b) {
 		return b, false
 	}

@@ -279,7 +279,7 @@ func (w *worker) cmpExplore(vals []any, depth int, budget *int) {
 	w.rt.cmp.candidates(vals, func(tok []byte) {
 		if w.tokens < 1024 {
 			w.tokens++
-			w.mut.AddDict([][]byte{tok})
+			w.mut.AddLearned(tok)
 		}
 	}, func(cand []any) bool {
 		*budget--
@@ -320,6 +320,7 @@ func (w *worker) loop() {
 		}
 		if w.execute(scratch, false) {
 			scratch = nil // kept by the corpus
+			w.mut.Promote()
 		}
 		if n&1023 == 0 {
 			w.flushRepeats()
