@@ -535,3 +535,40 @@ func TestBaselineCoverage(t *testing.T) {
 		t.Errorf("no block covers line %d of calc_test.go", addLine)
 	}
 }
+
+// TestStopWaitsForMinimization: with KeepFuzzing a crash is minimized beside
+// fuzzing; Stop returns only once that minimization is over, so nothing is
+// written into the cache (nor a replay worker left running) after it. Stopping
+// cancels the minimization within milliseconds, so without the wait this fails
+// only when the race is lost (as the daemon's TestExitWhenInputCloses did in CI:
+// its cache directory was written while being removed).
+func TestStopWaitsForMinimization(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	cache := t.TempDir()
+	rec := &recorder{}
+	e := New(Options{CacheDir: cache, Parallel: 1, KeepFuzzing: true, MinimizeTime: 30 * time.Second}, rec.observe)
+	defer e.Close()
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target Target
+	for _, tg := range targets {
+		if tg.Name == "FuzzHang" { // each replay of the input hangs: minimizing takes a while
+			target = tg
+		}
+	}
+	s := e.Start(target)
+	waitFor(t, 90*time.Second, func() bool { return len(s.Crashes()) > 0 })
+	s.Stop()
+	before := treeHash(t, cache)
+	for _, c := range s.Crashes() {
+		if !c.Minimized && !c.Flaky {
+			t.Errorf("Stop returned while %s was still being minimized", c.Kind)
+		}
+	}
+	time.Sleep(time.Second)
+	if treeHash(t, cache) != before {
+		t.Error("the cache changed after Stop returned: a minimization outlived its session")
+	}
+}

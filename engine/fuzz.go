@@ -361,7 +361,7 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	s.mu.Unlock()
 	s.e.observe(&CrashEvent{Crash: &cc})
 	if s.e.opts.KeepFuzzing {
-		go s.minimizeCrash(c, sig)
+		s.background.Go(func() { s.minimizeCrash(c, sig) })
 	} else {
 		s.minimizeCrash(c, sig)
 	}

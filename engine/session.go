@@ -25,6 +25,10 @@ type Session struct {
 	stopCh    chan struct{}
 	stopOnce  sync.Once
 	done      chan struct{}
+	// background holds the crash minimizations running beside fuzzing
+	// (KeepFuzzing); the session is not done before they are, so that nothing
+	// writes into the cache or runs a replay worker after Stop returns.
+	background sync.WaitGroup
 
 	mu        sync.Mutex
 	state     string
@@ -228,6 +232,7 @@ const (
 func (s *Session) run() {
 	defer close(s.done)
 	defer s.setState("stopped")
+	defer s.background.Wait()
 	o := s.e.opts
 	var rebuilt bool
 	for {
