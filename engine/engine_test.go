@@ -222,16 +222,7 @@ func TestKilledWorker(t *testing.T) {
 	rec := &recorder{}
 	e := New(Options{CacheDir: cache, Parallel: 2, KeepFuzzing: true}, rec.observe)
 	defer e.Close()
-	targets, err := e.Targets(t.Context(), dir, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var target Target
-	for _, tg := range targets {
-		if tg.Name == "FuzzNoBug" {
-			target = tg
-		}
-	}
+	target := findTarget(t, e, dir, "FuzzNoBug")
 	s := e.Start(target)
 	waitFor(t, 60*time.Second, func() bool { return len(s.liveWorkers()) == 2 && s.Stats().Execs > 1000 })
 	before := corpusFiles(t, corpusDir(cache, target))
@@ -548,17 +539,8 @@ func TestStopWaitsForMinimization(t *testing.T) {
 	rec := &recorder{}
 	e := New(Options{CacheDir: cache, Parallel: 1, KeepFuzzing: true, MinimizeTime: 30 * time.Second}, rec.observe)
 	defer e.Close()
-	targets, err := e.Targets(t.Context(), dir, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var target Target
-	for _, tg := range targets {
-		if tg.Name == "FuzzHang" { // each replay of the input hangs: minimizing takes a while
-			target = tg
-		}
-	}
-	s := e.Start(target)
+	// each replay of FuzzHang's input hangs: minimizing takes a while
+	s := e.Start(findTarget(t, e, dir, "FuzzHang"))
 	waitFor(t, 90*time.Second, func() bool { return len(s.Crashes()) > 0 })
 	s.Stop()
 	before := treeHash(t, cache)
@@ -571,4 +553,20 @@ func TestStopWaitsForMinimization(t *testing.T) {
 	if treeHash(t, cache) != before {
 		t.Error("the cache changed after Stop returned: a minimization outlived its session")
 	}
+}
+
+// findTarget returns the target named name in the package at dir.
+func findTarget(t *testing.T, e *Engine, dir, name string) Target {
+	t.Helper()
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		if tg.Name == name {
+			return tg
+		}
+	}
+	t.Fatalf("no target %s in %s", name, dir)
+	return Target{}
 }
