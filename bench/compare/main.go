@@ -87,6 +87,8 @@ var suite = []target{
 	{Name: "FuzzToml", Pkg: "parsers", CoverPkg: "github.com/BurntSushi/toml"},
 	{Name: "FuzzYAML", Pkg: "parsers", CoverPkg: "gopkg.in/yaml.v3"},
 	{Name: "FuzzHTML", Pkg: "parsers", CoverPkg: "golang.org/x/net/html"},
+	{Name: "FuzzXZ", Pkg: "parsers", CoverPkg: "github.com/ulikunitz/xz,github.com/ulikunitz/xz/lzma"},
+	{Name: "FuzzLZ4", Pkg: "parsers", CoverPkg: "github.com/pierrec/lz4/v4,github.com/pierrec/lz4/v4/internal/lz4block,github.com/pierrec/lz4/v4/internal/lz4stream"},
 }
 
 // run is one engine's run on one target in one trial.

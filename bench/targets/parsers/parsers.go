@@ -1,16 +1,21 @@
 // Package parsers wraps real parsers from public modules for the coverage half of
 // the benchmark: no planted bug, the figure is how much of the parser's code each
-// engine's corpus reaches after the budget.
+// engine's corpus reaches after the budget. Three text formats (TOML, YAML,
+// HTML) and two binary codecs whose layers are guarded by magic numbers and
+// checksums (xz, LZ4).
 package parsers
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pierrec/lz4/v4"
+	"github.com/ulikunitz/xz"
 	"golang.org/x/net/html"
 	"gopkg.in/yaml.v3"
 )
@@ -144,5 +149,28 @@ func YAML(b []byte) error {
 // HTML parses an HTML document.
 func HTML(s string) error {
 	_, err := html.Parse(strings.NewReader(s))
+	return err
+}
+
+// XZ decompresses an xz stream, the way a program reads a .xz file: to the end,
+// at most 1 MiB of it. The format guards each layer with a check: a magic number
+// and a CRC-32 over the stream header, another over each block header, the
+// index and the footer, and a CRC-32, CRC-64 or SHA-256 of the content.
+func XZ(b []byte) error {
+	r, err := xz.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, io.LimitReader(r, 1<<20))
+	return err
+}
+
+// LZ4 decompresses an LZ4 frame (or a legacy-format stream, which the reader
+// tells by its magic number) to the end, at most 1 MiB of it. A frame carries
+// a one-byte xxHash of its descriptor, and optionally one per block and one of
+// the content.
+func LZ4(b []byte) error {
+	r := lz4.NewReader(bytes.NewReader(b))
+	_, err := io.Copy(io.Discard, io.LimitReader(r, 1<<20))
 	return err
 }
