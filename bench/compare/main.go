@@ -89,6 +89,7 @@ var suite = []target{
 	{Name: "FuzzHTML", Pkg: "parsers", CoverPkg: "golang.org/x/net/html"},
 	{Name: "FuzzXZ", Pkg: "parsers", CoverPkg: "github.com/ulikunitz/xz,github.com/ulikunitz/xz/lzma"},
 	{Name: "FuzzLZ4", Pkg: "parsers", CoverPkg: "github.com/pierrec/lz4/v4,github.com/pierrec/lz4/v4/internal/lz4block,github.com/pierrec/lz4/v4/internal/lz4stream"},
+	{Name: "FuzzTIFF", Pkg: "parsers", CoverPkg: "golang.org/x/image/tiff,golang.org/x/image/tiff/lzw,golang.org/x/image/ccitt"},
 }
 
 // run is one engine's run on one target in one trial.

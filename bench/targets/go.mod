@@ -9,3 +9,5 @@ require (
 	golang.org/x/net v0.63.0
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require golang.org/x/image v0.48.0

@@ -1,12 +1,13 @@
 // Package parsers wraps real parsers from public modules for the coverage half of
 // the benchmark: no planted bug, the figure is how much of the parser's code each
 // engine's corpus reaches after the budget. Three text formats (TOML, YAML,
-// HTML) and two binary codecs whose layers are guarded by magic numbers and
-// checksums (xz, LZ4).
+// HTML), two binary codecs whose layers are guarded by magic numbers and
+// checksums (xz, LZ4) and an image format of tagged binary fields (TIFF).
 package parsers
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"
+	"golang.org/x/image/tiff"
 	"golang.org/x/net/html"
 	"gopkg.in/yaml.v3"
 )
@@ -173,4 +175,24 @@ func LZ4(b []byte) error {
 	r := lz4.NewReader(bytes.NewReader(b))
 	_, err := io.Copy(io.Discard, io.LimitReader(r, 1<<20))
 	return err
+}
+
+// TIFF decodes a TIFF image the way the x/image module's own fuzz target does:
+// the header first, and the pixels only of an image of at most a million
+// pixels; then encodes what it decoded. A TIFF file is a directory of tagged
+// entries (16-bit tag numbers, types and counts) that select the layout,
+// the compression (LZW, deflate, PackBits, CCITT) and the colour model.
+func TIFF(b []byte) error {
+	cfg, err := tiff.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	if cfg.Width*cfg.Height > 1e6 {
+		return errors.New("too many pixels")
+	}
+	img, err := tiff.Decode(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return tiff.Encode(io.Discard, img, nil)
 }

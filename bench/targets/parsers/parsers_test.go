@@ -2,11 +2,14 @@ package parsers
 
 import (
 	"bytes"
+	"image"
+	"image/color"
 	"io"
 	"testing"
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"
+	"golang.org/x/image/tiff"
 )
 
 func FuzzToml(f *testing.F) {
@@ -43,6 +46,41 @@ func FuzzLZ4(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { LZ4(b) })
+}
+
+func FuzzTIFF(f *testing.F) {
+	for _, s := range tiffSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { TIFF(b) })
+}
+
+// tiffSeeds holds small images of the kinds the module's encoder writes (grey,
+// 16-bit grey, paletted, RGBA, non-premultiplied RGBA), uncompressed and
+// deflated (it writes no other compression).
+func tiffSeeds() (seeds [][]byte) {
+	r := image.Rect(0, 0, 5, 3)
+	imgs := []image.Image{
+		image.NewGray(r), image.NewGray16(r), image.NewRGBA(r), image.NewNRGBA(r),
+		image.NewPaletted(r, color.Palette{color.Black, color.White, color.RGBA{200, 10, 10, 255}}),
+	}
+	opts := []*tiff.Options{
+		nil,
+		{Compression: tiff.Deflate},
+	}
+	for i, img := range imgs {
+		if p, ok := img.(interface{ Set(x, y int, c color.Color) }); ok {
+			for x := range 5 {
+				p.Set(x, x%3, color.RGBA{uint8(40 * x), 200, uint8(i * 50), 255})
+			}
+		}
+		var buf bytes.Buffer
+		if err := tiff.Encode(&buf, img, opts[i%len(opts)]); err != nil {
+			panic(err)
+		}
+		seeds = append(seeds, buf.Bytes())
+	}
+	return seeds
 }
 
 // xzSeeds holds the text compressed with each of the four content checks.
@@ -95,6 +133,7 @@ func TestSeedsDecode(t *testing.T) {
 	}{
 		{"xz", XZ, xzSeeds},
 		{"lz4", LZ4, lz4Seeds},
+		{"tiff", TIFF, tiffSeeds},
 	} {
 		seeds := c.seed()
 		if len(seeds) == 0 {
