@@ -15,9 +15,9 @@ package instrument
 //     co) with anything get the other side converted to the known type.
 //   - bytes.Equal(a, b), strings.HasPrefix(s, p), ... become calls of
 //     per-file wrappers with the same parameter and result types.
-//   - switch tag { case lit...: } (tag an identifier or selector chain, no
-//     init statement) is preceded, on the same line, by
-//     FuzzlsSwitch_N(site, tag, lit...); listing its literal cases.
+//   - switch tag { case lit...: } (any typed tag) becomes
+//     switch FuzzlsSwitch_N(site, tag, lit...) { ...: the helper lists the
+//     literal cases and returns the tag.
 //
 // Nothing is rewritten in constant contexts (const declarations, array
 // lengths, case expressions of switches with a tag). Inserted text never
@@ -582,8 +582,8 @@ func (c *cmpState) call(n *ast.CallExpr) {
 // and the comparisons in it outside constant contexts.
 func (c *cmpState) switchStmt(n *ast.SwitchStmt) {
 	c.walk(n.Init)
-	if n.Init == nil && n.Tag != nil {
-		c.switchHook(n)
+	if n.Tag != nil {
+		c.switchHook(n) // before walking the tag: its wrapper closes last
 	}
 	c.walk(n.Tag)
 	for _, s := range n.Body.List {
@@ -600,12 +600,16 @@ func (c *cmpState) switchStmt(n *ast.SwitchStmt) {
 	}
 }
 
-// switchHook puts a call of the switch helper before a switch statement (and
-// its labels), on the same line.
+// switchHook wraps the tag of a switch statement with literal cases in a call
+// of the switch helper, which reports the tag's value against each literal
+// case and returns it: `switch tag {` becomes `switch FuzzlsSwitch_N(site,
+// tag, lit...) {`. The tag is still evaluated once, in its place, so any tag
+// expression can be wrapped (a call, a conversion, one using the switch's init
+// statement); the helper's type argument is the tag's type, which the literals
+// convert to as they do in the cases.
 func (c *cmpState) switchHook(n *ast.SwitchStmt) {
-	tag, ok := c.chain(ast.Unparen(n.Tag))
-	if !ok {
-		return
+	if c.untyped(n.Tag) || c.r.dead[c.outer(n)] {
+		return // a constant switch; or one that never runs
 	}
 	var cases []string
 	for _, s := range n.Body.List {
@@ -623,39 +627,18 @@ func (c *cmpState) switchHook(n *ast.SwitchStmt) {
 	if len(cases) == 0 {
 		return
 	}
-	var stmt ast.Stmt = n
-	if l := c.labels[n]; l != nil {
-		stmt = l // break L and continue L need the label on the switch
-	}
-	if c.r.dead[stmt] {
-		return // vet would find the hook unreachable
-	}
 	site := c.sites
 	c.sites += len(cases)
-	c.edit(c.r.offset(stmt.Pos()), 0, prioCmpStmt,
-		c.name("Switch")+"("+strconv.Itoa(site)+", "+tag+", "+strings.Join(cases, ", ")+");")
+	c.wrap(n.Tag, c.name("Switch")+"("+strconv.Itoa(site)+", ", ", "+strings.Join(cases, ", ")+")")
 }
 
-// chain renders a side-effect free switch tag: an identifier or a selector
-// chain, not a constant.
-func (c *cmpState) chain(e ast.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *ast.Ident:
-		if c.untyped(e) || e.Name == "_" {
-			return "", false
-		}
-		return e.Name, true
-	case *ast.SelectorExpr:
-		x, ok := e.X.(*ast.Ident)
-		var s string
-		if ok {
-			s = x.Name // a package name or a variable
-		} else if s, ok = c.chain(e.X); !ok {
-			return "", false
-		}
-		return s + "." + e.Sel.Name, true
+// outer returns the statement that holds n in its block: n, or the outermost
+// label on it.
+func (c *cmpState) outer(n *ast.SwitchStmt) ast.Stmt {
+	if l := c.labels[n]; l != nil {
+		return l
 	}
-	return "", false
+	return n
 }
 
 // decls writes the declarations of the comparison instrumentation.
@@ -676,7 +659,7 @@ func (c *cmpState) decls(b *bytes.Buffer) {
 		fmt.Fprintf(b, "func %s[T %s](site int, a, b T) bool {\n\t%s[site]++\n\tif *%s {\n\t\t%s(site, a, b)\n\t}\n\treturn a %s b\n}\n",
 			c.name(h.name), h.constraint, cov, on, hook, h.op)
 	}
-	fmt.Fprintf(b, "func %s[T comparable](site int, x T, cases ...T) {\n\t%s[site]++\n\tif *%s {\n\t\tfor i, c := range cases {\n\t\t\t%s(site+i, x, c)\n\t\t}\n\t}\n}\n",
+	fmt.Fprintf(b, "func %s[T comparable](site int, x T, cases ...T) T {\n\t%s[site]++\n\tif *%s {\n\t\tfor i, c := range cases {\n\t\t\t%s(site+i, x, c)\n\t\t}\n\t}\n\treturn x\n}\n",
 		c.name("Switch"), cov, on, hook)
 	for _, w := range c.wrappers {
 		b.WriteString(w)

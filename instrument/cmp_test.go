@@ -235,10 +235,10 @@ func f(c byte, v any, s []byte) int {
 
 func f2(s []byte) int { return len(s) }
 `,
-		sites: 6,
+		sites: 9,
 		want: []string{`case FuzzlsEq_0(0, c, '"') == true:`, `case FuzzlsLe_0(1, '0', c) == true && FuzzlsLe_0(2, c, '9') == true, FuzzlsEq_0(3, c, 'x') == true:`,
-			`switch FuzzlsEq_0(4, c, 'y') == true {`, `FuzzlsEq_0(5, x, 4) == true`},
-		not: []string{"FuzzlsSwitch_0("},
+			`switch FuzzlsEq_0(4, c, 'y') == true {`, `FuzzlsEq_0(5, x, 4) == true`,
+			`switch FuzzlsSwitch_0(6, s[0], 5) {`, `switch n := len(s); FuzzlsSwitch_0(7, n, 6) {`, `switch FuzzlsSwitch_0(8, f2(s), 7) {`},
 	},
 	{
 		desc: "switch on a selector with mixed cases",
@@ -264,7 +264,7 @@ func f(h *hdr, other Kind) int {
 `,
 		others: map[string]string{"c.go": "package p\n\nconst Magic = 0x40\n"},
 		sites:  4,
-		want:   []string{"{FuzzlsCounters_0[0]++;\n\tFuzzlsSwitch_0(0, h.in.kind, 1, Magic, 2 + 1, 'z');switch h.in.kind {"},
+		want:   []string{"{FuzzlsCounters_0[0]++;\n\tswitch FuzzlsSwitch_0(0, h.in.kind, 1, Magic, 2 + 1, 'z') {"},
 	},
 	{
 		desc: "labeled switches",
@@ -312,7 +312,7 @@ L:
 }
 `,
 		sites: 6,
-		want: []string{"\tFuzzlsSwitch_0(0, x, 1, 2, 3);sw:\n\t\tswitch x {", "FuzzlsCounters_0[1]++;FuzzlsSwitch_0(3, k, 4, 5);L1:\nL2:\n\tswitch k {",
+		want: []string{"sw:\n\t\tswitch FuzzlsSwitch_0(0, x, 1, 2, 3) {", "FuzzlsCounters_0[1]++;L1:\nL2:\n\tswitch FuzzlsSwitch_0(3, k, 4, 5) {",
 			"FuzzlsGt_0(5, k, 0) == true", "goto L\nL:\n\tswitch k {"},
 	},
 	{
@@ -568,8 +568,8 @@ func f(code int, s string, ch chan int) {
 `,
 		sites: 8,
 		want: []string{`if FuzzlsEq_0(0, code, 1) == true {FuzzlsCounters_0[5]++;`, `FuzzlsExitHook_0();log.Fatal(FuzzlsEq_0(2, s, "fatal") == true)`,
-			"FuzzlsCounters_0[2]++;FuzzlsSwitch_0(3, code, 2);switch code {", `; if FuzzlsNe_0(5, s, "x") == true {`,
-			`FuzzlsSwitch_0(6, s, "a");switch s {`, `if v := v + 1; FuzzlsEq_0(7, v, 4) == true {`},
+			"FuzzlsCounters_0[2]++;switch FuzzlsSwitch_0(3, code, 2) {", `; if FuzzlsNe_0(5, s, "x") == true {`,
+			`switch FuzzlsSwitch_0(6, s, "a") {`, `if v := v + 1; FuzzlsEq_0(7, v, 4) == true {`},
 	},
 }
 
@@ -689,8 +689,7 @@ func cmpCallName(e ast.Expr, re *regexp.Regexp) (*ast.CallExpr, []string) {
 	return call, m
 }
 
-// isInserted reports whether s is a counter, exit hook or switch hook
-// statement.
+// isInserted reports whether s is a counter or exit hook statement.
 func isInserted(s ast.Stmt) bool {
 	switch s := s.(type) {
 	case *ast.IncDecStmt:
@@ -701,7 +700,7 @@ func isInserted(s ast.Stmt) bool {
 		}
 	case *ast.ExprStmt:
 		if c, ok := s.X.(*ast.CallExpr); ok {
-			if id, ok := c.Fun.(*ast.Ident); ok && (strings.HasPrefix(id.Name, "FuzzlsExitHook_") || cmpSwitchRE.MatchString(id.Name)) {
+			if id, ok := c.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, "FuzzlsExitHook_") {
 				return true
 			}
 		}
@@ -716,8 +715,9 @@ type cmpItem struct {
 
 // cmpItems lists the identifiers and literals of the first n declarations
 // of f with their physical lines. In rewritten code, the inserted statements,
-// helper names, site numbers and "== true" are left out, a wrapper call's
-// callee is "WRAP:<function>" and an inserted conversion may be "CONV:<type>".
+// helper names, site numbers and "== true" are left out (and a switch
+// helper's copy of the literal cases), a wrapper call's callee is
+// "WRAP:<function>" and an inserted conversion may be "CONV:<type>".
 func cmpItems(fset *token.FileSet, f *ast.File, n int) []cmpItem {
 	var items []cmpItem
 	add := func(text string, p token.Pos) {
@@ -750,6 +750,10 @@ func cmpItems(fset *token.FileSet, f *ast.File, n int) []cmpItem {
 				}
 				return false
 			case *ast.CallExpr:
+				if call, m := cmpCallName(n, cmpSwitchRE); m != nil && len(call.Args) >= 3 {
+					visit(call.Args[1])
+					return false
+				}
 				if _, m := cmpCallName(n, cmpWrapperRE); m != nil {
 					add("WRAP:"+m[2], n.Fun.Pos())
 					for _, a := range n.Args[1:] {
@@ -820,7 +824,7 @@ func cmpStmtLines(fset *token.FileSet, f *ast.File, n int) []coverStmtLine {
 }
 
 // checkCmpSites checks that the site ids are 0, 1, ... in source order, and
-// that every switch hook is on the line of the statement it precedes.
+// that every switch helper call is the tag of a switch statement.
 func checkCmpSites(t *testing.T, desc string, fset *token.FileSet, f *ast.File, n, sites int) {
 	t.Helper()
 	next := 0
@@ -831,10 +835,12 @@ func checkCmpSites(t *testing.T, desc string, fset *token.FileSet, f *ast.File, 
 		}
 		next += count
 	}
-	line := func(p token.Pos) int { return fset.PositionFor(p, false).Line }
+	tags := map[ast.Expr]bool{}
 	for _, d := range f.Decls[:n] {
 		ast.Inspect(d, func(n ast.Node) bool {
 			switch n := n.(type) {
+			case *ast.SwitchStmt:
+				tags[n.Tag] = true
 			case *ast.CallExpr:
 				if call, m := cmpCallName(n, cmpHelperRE); m != nil {
 					site(call, 1)
@@ -842,47 +848,16 @@ func checkCmpSites(t *testing.T, desc string, fset *token.FileSet, f *ast.File, 
 					site(call, 1)
 				} else if call, m := cmpCallName(n, cmpSwitchRE); m != nil {
 					site(call, len(call.Args)-2)
+					if !tags[n] {
+						t.Errorf("%s: switch helper at %v is not a switch tag", desc, fset.Position(n.Pos()))
+					}
 				}
-			case *ast.BlockStmt:
-				checkSwitchHooks(t, desc, line, n.List)
-			case *ast.CaseClause:
-				checkSwitchHooks(t, desc, line, n.Body)
-			case *ast.CommClause:
-				checkSwitchHooks(t, desc, line, n.Body)
 			}
 			return true
 		})
 	}
 	if next != sites {
 		t.Errorf("%s: %d sites used, %d reported", desc, next, sites)
-	}
-}
-
-func checkSwitchHooks(t *testing.T, desc string, line func(token.Pos) int, list []ast.Stmt) {
-	t.Helper()
-	for i, s := range list {
-		es, ok := s.(*ast.ExprStmt)
-		if !ok {
-			continue
-		}
-		if call, _ := cmpCallName(es.X, cmpSwitchRE); call == nil {
-			continue
-		}
-		if i+1 == len(list) {
-			t.Errorf("%s: switch hook ends its list", desc)
-			continue
-		}
-		target := list[i+1]
-		for {
-			l, ok := target.(*ast.LabeledStmt)
-			if !ok {
-				break
-			}
-			target = l.Stmt
-		}
-		if _, ok := target.(*ast.SwitchStmt); !ok || line(es.Pos()) != line(list[i+1].Pos()) {
-			t.Errorf("%s: switch hook on line %d not right before a switch", desc, line(es.Pos()))
-		}
 	}
 }
 

@@ -203,14 +203,13 @@ func isMajorVersion(s string) bool {
 // Insertion priorities at one offset: an opening brace of a hidden block
 // comes before the counter that starts it, which comes before an exit hook.
 // The comparison instrumentation (cmp.go) comes after them: the end of a
-// rewritten expression, a switch hook statement, the start of a rewritten
-// expression, and last a replacement of original text.
+// rewritten expression, the start of a rewritten expression, and last a
+// replacement of original text.
 const (
 	prioBrace = iota
 	prioCounter
 	prioHook
 	prioCmpClose
-	prioCmpStmt
 	prioCmpOpen
 	prioCmpReplace
 )

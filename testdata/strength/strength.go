@@ -93,6 +93,29 @@ func Switch(s string) int {
 	return 0
 }
 
+// SwitchTag switches on an expression, not a variable: the format's tag is
+// read by a call, as in most binary formats, after an init statement.
+func SwitchTag(b []byte) int {
+	switch n := len(b); order(b, n) {
+	case 0x4949:
+		return 1
+	case 0x4d4d:
+		switch string(b[2:8]) {
+		case "FUZZLS":
+			panic("switch tag") // MARK:FuzzSwitchTag
+		}
+	}
+	return 0
+}
+
+// order reads a file's byte-order mark, the first two bytes of at least eight.
+func order(b []byte, n int) uint16 {
+	if n < 8 {
+		return 0
+	}
+	return uint16(b[0])<<8 | uint16(b[1])
+}
+
 func StringEq(s string) {
 	if s == "supercalifragilistic" {
 		panic("streq") // MARK:FuzzStringEq

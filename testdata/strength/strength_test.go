@@ -62,6 +62,11 @@ func FuzzSwitch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { Switch(s) })
 }
 
+func FuzzSwitchTag(f *testing.F) {
+	f.Add([]byte("II abcdefgh"))
+	f.Fuzz(func(t *testing.T, b []byte) { SwitchTag(b) })
+}
+
 func FuzzStringEq(f *testing.F) {
 	f.Add("super")
 	f.Fuzz(func(t *testing.T, s string) { StringEq(s) })
