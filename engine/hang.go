@@ -14,6 +14,11 @@ const (
 	hangFloor   = 500 * time.Millisecond
 	hangCap     = 10 * time.Second // also the limit before any input has returned
 	hangSlowest = 10               // times the slowest execution that returned
+
+	// growthCap is the limit for an execution that is growing the worker's memory
+	// (see workerProc.watch): a 1 GB stack takes seconds to overflow, many more on
+	// a loaded machine, and ends as a stack overflow or oom, the better report.
+	growthCap = 30 * time.Second
 )
 
 // hangLimit is one session's rule for when a running execution is a hang: fixed

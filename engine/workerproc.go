@@ -191,6 +191,10 @@ func (w *workerProc) watch(limit *hangLimit) {
 	var last uint64
 	var since time.Time       // when the running execution was first seen; zero = none running
 	var rss, rssAtStart int64 // resident bytes now and when the running execution was first seen
+	var recent [4]int64       // resident bytes at the last ticks (a ring)
+	var ticks int
+	var grew bool            // the running execution has grown memory by 64 MiB
+	var lastGrowth time.Time // when the running execution was last seen growing memory
 	for {
 		select {
 		case <-w.done:
@@ -201,6 +205,9 @@ func (w *workerProc) watch(limit *hangLimit) {
 		if w.cmd.Process != nil {
 			rss = processRSS(w.cmd.Process.Pid)
 		}
+		before := recent[ticks%len(recent)]
+		recent[ticks%len(recent)] = rss
+		ticks++
 		if w.rssLimit > 0 && rss > w.rssLimit {
 			w.mu.Lock()
 			w.oom = true
@@ -225,16 +232,26 @@ func (w *workerProc) watch(limit *hangLimit) {
 		}
 		if started != last || since.IsZero() {
 			last, since, rssAtStart = started, time.Now(), rss
+			grew, lastGrowth = false, time.Time{}
 			continue
 		}
+		// An execution that has grown the worker's memory by 64 MiB, or grew it in
+		// the last second (2 MiB over 200 ms), is a deep recursion or an unbounded
+		// allocation: it is left to the memory limit or the stack's, up to
+		// growthCap, and ends as a stack overflow or oom, the more useful report.
+		// The second rule matters on a loaded machine, where a recursion grows its
+		// stack a few MiB per tick and stalls while the runtime copies it. A loop
+		// that allocates nothing or only garbage stays flat. An explicit -timeout
+		// is taken at its word.
+		if rss-rssAtStart >= 64<<20 {
+			grew = true
+		}
+		if before > 0 && rss-before >= 2<<20 {
+			lastGrowth = time.Now()
+		}
 		after := limit.after()
-		// An execution that has grown the worker's memory by 64 MiB (a deep
-		// recursion, an unbounded allocation) is left to the memory limit or the
-		// stack's, up to the hard cap: it ends as a stack overflow or oom, the more
-		// useful report. A loop that allocates nothing or only garbage stays flat.
-		// An explicit -timeout is taken at its word.
-		if limit.fixed == 0 && rss-rssAtStart >= 64<<20 {
-			after = hangCap
+		if limit.fixed == 0 && (grew || time.Since(lastGrowth) < time.Second) {
+			after = growthCap
 		}
 		if time.Since(since) > after {
 			w.mu.Lock()
