@@ -13,7 +13,7 @@ import (
 // reported at its MARK line.
 func TestComparisonFeedback(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fuzzes 17 targets")
+		t.Skip("fuzzes 18 targets")
 	}
 	dir := copyTree(t, "../testdata/strength")
 	e := New(Options{CacheDir: t.TempDir()}, nil)

@@ -101,24 +101,62 @@ func shareDict(perPkg [][]string, max int) []string {
 
 // Build instruments pkg and builds its test binary. The user's files are only read.
 //
-// Comparison hooks are added without type information (cmp.go), so in rare code
-// they could fail to compile where the original does: then the package is built
-// again without them, and the user's own compile errors come from that build.
+// Comparison hooks are added without type information (cmp.go). Those of two
+// typed operands are a guess that fails to compile in some code: a build that
+// fails on their lines is retried without the hooks on those lines. Should it
+// still fail, the package is built again without any hooks, and the user's own
+// compile errors come from that build.
 func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error) {
 	if len(pkg.Errors) > 0 {
 		return nil, loadError(pkg)
 	}
 	if !opts.NoCmp {
-		bin, err := build(ctx, pkg, opts, true)
-		var be *BuildError
-		if !errors.As(err, &be) {
-			return bin, err
+		vh := &varHooks{skip: map[string]map[int]bool{}}
+		for attempt := 0; ; attempt++ {
+			bin, err := build(ctx, pkg, opts, vh)
+			var be *BuildError
+			if !errors.As(err, &be) {
+				return bin, err
+			}
+			if attempt == maxVarRetries || !vh.blame(be) {
+				break
+			}
 		}
 	}
-	return build(ctx, pkg, opts, false)
+	return build(ctx, pkg, opts, nil)
 }
 
-func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (*Binary, error) {
+// maxVarRetries bounds the builds retried without the two-operand hooks on the
+// lines the compiler rejected (it reports ten errors at most per package).
+const maxVarRetries = 3
+
+// varHooks follows the comparison hooks of two typed operands
+// (CmpOptions.Vars) over Build's attempts. Files are named as the compiler
+// names them: the user's file, or a dependency's copy.
+type varHooks struct {
+	lines map[string]map[int]bool // lines hooked by the last attempt
+	skip  map[string]map[int]bool // lines to leave alone
+}
+
+// blame moves the hooked lines that the compiler rejected to skip, and
+// reports whether there were any.
+func (vh *varHooks) blame(be *BuildError) bool {
+	blamed := false
+	for _, d := range be.Diagnostics {
+		if !vh.lines[d.File][d.Line] || vh.skip[d.File][d.Line] {
+			continue
+		}
+		if vh.skip[d.File] == nil {
+			vh.skip[d.File] = map[int]bool{}
+		}
+		vh.skip[d.File][d.Line] = true
+		blamed = true
+	}
+	return blamed
+}
+
+// build instruments and builds pkg: with comparison hooks when vh is not nil.
+func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (*Binary, error) {
 	start := time.Now()
 	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir))
 	dir := filepath.Join(opts.CacheDir, "build", pkg.Name+"-"+hex.EncodeToString(sum[:6]))
@@ -131,6 +169,9 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 	var files []instrumented
 	var berr BuildError
 	berr.Package = pkg.ImportPath
+	if vh != nil {
+		vh.lines = map[string]map[int]bool{}
+	}
 
 	// Instrument the package itself, then its workspace dependencies.
 	type unit struct {
@@ -181,7 +222,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 	for ui, u := range units {
 		srcs := make([][]byte, len(u.files))
 		var consts map[string]bool
-		if withCmp {
+		if vh != nil {
 			var parsed []*ast.File
 			fset := token.NewFileSet()
 			for i, name := range u.files {
@@ -210,8 +251,15 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, withCmp bool) (
 			var blocks []CoverBlock
 			var sites int
 			var err error
-			if withCmp {
-				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts})
+			if vh != nil {
+				compiled := name // the name the compiler reports
+				if dst, ok := copyDst[name]; ok {
+					compiled = dst
+				}
+				lines := map[int]bool{}
+				vh.lines[compiled] = lines
+				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts,
+					Vars: true, NoVarLines: vh.skip[compiled], VarLines: lines})
 			} else {
 				out, blocks, err = RewriteFile(name, data, i)
 			}

@@ -13,6 +13,8 @@ package instrument
 //     a known checksum or decoded integer (encoding/binary's
 //     LittleEndian.Uint32(...) and co, hash/crc32's ChecksumIEEE(...) and
 //     co) with anything get the other side converted to the known type.
+//   - With CmpOptions.Vars, L op R with two typed operands becomes the
+//     same call, the type argument inferred from both.
 //   - bytes.Equal(a, b), strings.HasPrefix(s, p), ... become calls of
 //     per-file wrappers with the same parameter and result types.
 //   - switch tag { case lit...: } (any typed tag) becomes
@@ -39,6 +41,18 @@ type CmpOptions struct {
 	// expressions of literals and other such constants: they behave like
 	// literals. See PackageUntypedConsts.
 	UntypedConsts map[string]bool
+	// Vars also hooks comparisons of two typed operands (`fd.Checksum != c`),
+	// outside loop conditions and bounds checks (len or cap on either side).
+	// Without type information this is a guess: the generic helper's type
+	// argument cannot be inferred where an interface meets a concrete type
+	// (`v == x` with v of type any), and the build fails there; Build then
+	// retries with those lines in NoVarLines. Wherever the call compiles it
+	// means what the comparison did.
+	Vars bool
+	// NoVarLines are lines where Vars leaves comparisons alone.
+	NoVarLines map[int]bool
+	// VarLines, if not nil, receives the line of each comparison Vars hooked.
+	VarLines map[int]bool
 }
 
 // CmpOnVar is the name of the *bool variable that RewriteFileCmp declares in
@@ -205,6 +219,8 @@ type cmpState struct {
 	trueShadowed bool
 	// The package-level const specs of the file.
 	pkgConsts map[any]bool
+	// Inside a for statement's condition (nesting depth).
+	loopCond int
 	// The outermost labeled statement of each labeled switch.
 	labels map[*ast.SwitchStmt]*ast.LabeledStmt
 
@@ -314,6 +330,16 @@ func (c *cmpState) walk(n ast.Node) {
 					c.walk(st)
 				}
 			}
+			return false
+		case *ast.ForStmt:
+			// A loop's condition runs once per iteration and compares an index
+			// with a bound: no hooks of two variables there.
+			c.walk(n.Init)
+			c.loopCond++
+			c.walk(n.Cond)
+			c.loopCond--
+			c.walk(n.Post)
+			c.walk(n.Body)
 			return false
 		case *ast.BinaryExpr:
 			c.binary(n)
@@ -507,6 +533,10 @@ func (c *cmpState) binary(n *ast.BinaryExpr) {
 			convY = kx
 		case ky != "" && kx == "" && !c.untyped(x):
 			convX = ky
+		case kx == "" && ky == "" && c.varOperands(n):
+			if c.opts.VarLines != nil {
+				c.opts.VarLines[c.r.fset.Position(n.OpPos).Line] = true
+			}
 		default:
 			return
 		}
@@ -540,6 +570,27 @@ func (c *cmpState) binary(n *ast.BinaryExpr) {
 		c.wrap(y, convY+"(", ")")
 	}
 	r.inserts = append(r.inserts, insertion{off: r.offset(y.End()), prio: prioCmpClose, order: -seq, text: ") == true"})
+}
+
+// varOperands reports whether CmpOptions.Vars hooks n, a comparison of two
+// operands neither of which is a literal or a known call.
+func (c *cmpState) varOperands(n *ast.BinaryExpr) bool {
+	if !c.opts.Vars || c.loopCond > 0 || c.opts.NoVarLines[c.r.fset.Position(n.OpPos).Line] {
+		return false
+	}
+	return !c.untyped(n.X) && !c.untyped(n.Y) && !c.lenOrCap(n.X) && !c.lenOrCap(n.Y)
+}
+
+// lenOrCap reports whether e is a call of the builtin len or cap: a bounds
+// check, run in inner loops and never solved by writing a value into the input.
+func (c *cmpState) lenOrCap(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := call.Fun.(*ast.Ident)
+	return ok && (id.Name == "len" || id.Name == "cap") && !c.shadow[id.Name] &&
+		(c.file.Scope == nil || c.file.Scope.Lookup(id.Name) == nil)
 }
 
 func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }

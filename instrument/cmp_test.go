@@ -30,9 +30,34 @@ type cmpCase struct {
 	want        []string          // in x.go's output
 	not         []string          // not in x.go's output
 	unreachable bool
+	vars        bool // CmpOptions.Vars
 }
 
 var cmpCases = []cmpCase{
+	{
+		desc: "two typed operands (Vars)",
+		vars: true,
+		src: `package p
+
+type hdr struct{ sum uint32 }
+
+func f(h hdr, b []byte, n int, s, t string) bool {
+	c := uint32(n)
+	for i := 0; i < n; i++ {
+	}
+	if len(b) > n || n <= cap(b) {
+		return false
+	}
+	if h.sum != c {
+		return false
+	}
+	return s < t
+}
+`,
+		sites: 2,
+		want:  []string{"h.sum, c) == true", "s, t) == true"},
+		not:   []string{"i, n)", "len(b), n)", "n, cap(b))"},
+	},
 	{
 		desc: "interface operands",
 		src: `package p
@@ -575,7 +600,7 @@ func f(code int, s string, ch chan int) {
 
 // cmpRewritePkg instruments the files of a case. It returns the outputs and
 // site counts by file name.
-func cmpRewritePkg(t *testing.T, desc string, files map[string]string) (map[string][]byte, map[string]int) {
+func cmpRewritePkg(t *testing.T, desc string, files map[string]string, vars bool) (map[string][]byte, map[string]int) {
 	t.Helper()
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -591,7 +616,7 @@ func cmpRewritePkg(t *testing.T, desc string, files map[string]string) (map[stri
 		}
 		parsed = append(parsed, f)
 	}
-	opts := CmpOptions{UntypedConsts: PackageUntypedConsts(parsed)}
+	opts := CmpOptions{UntypedConsts: PackageUntypedConsts(parsed), Vars: vars}
 	outs, sites := map[string][]byte{}, map[string]int{}
 	for i, name := range names {
 		outs[name], sites[name] = cmpRewriteOK(t, desc+": "+name, files[name], i, opts)
@@ -871,7 +896,7 @@ func (c cmpCase) files() map[string]string {
 
 func TestCmpRewriteCases(t *testing.T) {
 	for _, c := range cmpCases {
-		outs, sites := cmpRewritePkg(t, c.desc, c.files())
+		outs, sites := cmpRewritePkg(t, c.desc, c.files(), c.vars)
 		out := string(outs["x.go"])
 		show := out
 		if i := strings.Index(out, "\nvar FuzzlsCounters_"); i >= 0 {
@@ -900,7 +925,7 @@ func TestCmpCompiles(t *testing.T) {
 	coverWriteFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26\n")
 	var vet []string
 	for i, c := range cmpCases {
-		outs, _ := cmpRewritePkg(t, c.desc, c.files())
+		outs, _ := cmpRewritePkg(t, c.desc, c.files(), c.vars)
 		pkg := fmt.Sprintf("p%d", i)
 		for name, out := range outs {
 			coverWriteFile(t, filepath.Join(dir, pkg, name), string(out))

@@ -139,3 +139,41 @@ func Checksum(b []byte) {
 		panic("checksum") // MARK:FuzzChecksum
 	}
 }
+
+// header is a frame's header as a decoder keeps it: fields read by hand.
+type header struct {
+	length uint16
+	sum    uint32
+}
+
+// FieldChecksum compares a checksum stored in the input with one computed
+// over it: two variables, neither a literal nor a known call, as in LZ4's
+// frame descriptor (`fd.Checksum != c`).
+func FieldChecksum(b []byte) {
+	if len(b) < 8 {
+		return
+	}
+	h := header{length: uint16(b[0]) | uint16(b[1])<<8}
+	h.sum = uint32(b[2]) | uint32(b[3])<<8 | uint32(b[4])<<16 | uint32(b[5])<<24
+	if int(h.length) > len(b)-6 {
+		return
+	}
+	if sum := fnv32(b[6 : 6+h.length]); h.sum == sum && h.length >= 2 {
+		panic("field checksum") // MARK:FuzzFieldChecksum
+	}
+}
+
+// fnv32 is FNV-1a: a hash the instrumentation does not know.
+func fnv32(b []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range b {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h
+}
+
+// sameValue compares an interface with a concrete value: legal Go that a hook
+// of two operands cannot type without type information (the build retries
+// without it on this line, keeping the package's other hooks).
+func sameValue(v any, n int) bool { return v == n }

@@ -86,3 +86,13 @@ func FuzzChecksum(f *testing.F) {
 	f.Add([]byte("\x00\x00\x00\x00!payload"))
 	f.Fuzz(func(t *testing.T, b []byte) { Checksum(b) })
 }
+
+func FuzzFieldChecksum(f *testing.F) {
+	f.Add([]byte("\x02\x00\x00\x00\x00\x00ab"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if sameValue(len(b), -1) {
+			return
+		}
+		FieldChecksum(b)
+	})
+}

@@ -1,0 +1,79 @@
+package instrument
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fuzzls.dev/fuzzls/internal/testws"
+)
+
+// TestBuildDropsRejectedVarHooks: a hook of two typed operands that cannot be
+// typed without type information (an interface against a concrete value, in
+// testdata/strength's sameValue) fails the build on its line; the retry leaves
+// that line alone and keeps every other hook, the two-operand checksum
+// comparison among them.
+func TestBuildDropsRejectedVarHooks(t *testing.T) {
+	dir := testws.Copy(t, "../testdata/strength")
+	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+	}
+	cache := t.TempDir()
+	build := func(noCmp bool) *Binary {
+		bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: cache, Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: noCmp})
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		return bin
+	}
+	bin := build(false)
+	src := filepath.Join(dir, "strength.go")
+	out := instrumentedFile(t, cache, src)
+	for _, c := range []struct {
+		line   string // a text on the line
+		hooked bool
+	}{
+		{"func sameValue(", false}, // v == n
+		{"if sum := fnv32(", true}, // h.sum == sum
+	} {
+		line := lineWith(t, out, c.line)
+		if hooked := strings.Contains(line, "FuzzlsEq_"); hooked != c.hooked {
+			t.Errorf("line of %q hooked = %v, want %v:\n%s", c.line, hooked, c.hooked, line)
+		}
+	}
+	if bin.CmpCounters == 0 {
+		t.Errorf("no comparison sites left")
+	}
+	if plain := build(true); plain.CmpCounters != 0 {
+		t.Errorf("NoCmp build has %d comparison sites", plain.CmpCounters)
+	}
+}
+
+// instrumentedFile returns the instrumented copy of the user's file src
+// that the last build under cache compiled.
+func instrumentedFile(t *testing.T, cache, src string) string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(cache, "build", "*", "src", "*_"+filepath.Base(src)))
+	if len(matches) != 1 {
+		t.Fatalf("instrumented copies of %s: %v", src, matches)
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// lineWith returns the line of text that holds s.
+func lineWith(t *testing.T, text, s string) string {
+	t.Helper()
+	for l := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	t.Fatalf("no line holds %q", s)
+	return ""
+}
