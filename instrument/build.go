@@ -111,11 +111,14 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 		return nil, loadError(pkg)
 	}
 	if !opts.NoCmp {
-		vh := &varHooks{skip: map[string]map[int]bool{}}
+		vh := loadVarHooks(buildDir(opts, pkg))
 		for attempt := 0; ; attempt++ {
 			bin, err := build(ctx, pkg, opts, vh)
 			var be *BuildError
 			if !errors.As(err, &be) {
+				if err == nil && attempt > 0 {
+					vh.save()
+				}
 				return bin, err
 			}
 			if attempt == maxVarRetries || !vh.blame(be) {
@@ -126,40 +129,16 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	return build(ctx, pkg, opts, nil)
 }
 
-// maxVarRetries bounds the builds retried without the two-operand hooks on the
-// lines the compiler rejected (it reports ten errors at most per package).
-const maxVarRetries = 3
-
-// varHooks follows the comparison hooks of two typed operands
-// (CmpOptions.Vars) over Build's attempts. Files are named as the compiler
-// names them: the user's file, or a dependency's copy.
-type varHooks struct {
-	lines map[string]map[int]bool // lines hooked by the last attempt
-	skip  map[string]map[int]bool // lines to leave alone
-}
-
-// blame moves the hooked lines that the compiler rejected to skip, and
-// reports whether there were any.
-func (vh *varHooks) blame(be *BuildError) bool {
-	blamed := false
-	for _, d := range be.Diagnostics {
-		if !vh.lines[d.File][d.Line] || vh.skip[d.File][d.Line] {
-			continue
-		}
-		if vh.skip[d.File] == nil {
-			vh.skip[d.File] = map[int]bool{}
-		}
-		vh.skip[d.File][d.Line] = true
-		blamed = true
-	}
-	return blamed
+// buildDir is where pkg's build products go.
+func buildDir(opts BuildOptions, pkg *Package) string {
+	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir))
+	return filepath.Join(opts.CacheDir, "build", pkg.Name+"-"+hex.EncodeToString(sum[:6]))
 }
 
 // build instruments and builds pkg: with comparison hooks when vh is not nil.
 func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (*Binary, error) {
 	start := time.Now()
-	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir))
-	dir := filepath.Join(opts.CacheDir, "build", pkg.Name+"-"+hex.EncodeToString(sum[:6]))
+	dir := buildDir(opts, pkg)
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return nil, err
@@ -170,7 +149,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	var berr BuildError
 	berr.Package = pkg.ImportPath
 	if vh != nil {
-		vh.lines = map[string]map[int]bool{}
+		vh.lines = map[string]map[int]string{}
 	}
 
 	// Instrument the package itself, then its workspace dependencies.
@@ -256,10 +235,10 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				if dst, ok := copyDst[name]; ok {
 					compiled = dst
 				}
-				lines := map[int]bool{}
-				vh.lines[compiled] = lines
+				hooked := map[int]bool{}
 				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts,
-					Vars: true, NoVarLines: vh.skip[compiled], VarLines: lines})
+					Vars: true, NoVarLines: vh.skipped(compiled, data), VarLines: hooked})
+				vh.hooked(compiled, data, hooked)
 			} else {
 				out, blocks, err = RewriteFile(name, data, i)
 			}

@@ -13,7 +13,7 @@ import (
 // typed without type information (an interface against a concrete value, in
 // testdata/strength's sameValue) fails the build on its line; the retry leaves
 // that line alone and keeps every other hook, the two-operand checksum
-// comparison among them.
+// comparison among them, and later builds skip the line from the start.
 func TestBuildDropsRejectedVarHooks(t *testing.T) {
 	dir := testws.Copy(t, "../testdata/strength")
 	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
@@ -45,6 +45,17 @@ func TestBuildDropsRejectedVarHooks(t *testing.T) {
 	}
 	if bin.CmpCounters == 0 {
 		t.Errorf("no comparison sites left")
+	}
+	// The rejected line is remembered by its text, so the next build of the
+	// package does not fail on it again.
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vh := loadVarHooks(buildDir(BuildOptions{CacheDir: cache}, pkgs[0]))
+	want := strings.Count(string(data[:strings.Index(string(data), "func sameValue(")]), "\n") + 1
+	if got := vh.skipped(src, data); len(got) != 1 || !got[want] {
+		t.Errorf("lines the next build skips = %v, want line %d", got, want)
 	}
 	if plain := build(true); plain.CmpCounters != 0 {
 		t.Errorf("NoCmp build has %d comparison sites", plain.CmpCounters)
