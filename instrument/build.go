@@ -149,7 +149,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	var berr BuildError
 	berr.Package = pkg.ImportPath
 	if vh != nil {
-		vh.lines = map[string]map[int]string{}
+		vh.lines = map[string]hookedLines{}
 	}
 
 	// Instrument the package itself, then its workspace dependencies.

@@ -19,8 +19,15 @@ const maxVarRetries = 3
 // the compiler names them: the user's file, or a dependency's copy.
 type varHooks struct {
 	path  string                     // where skip is kept
-	lines map[string]map[int]string  // the last attempt's hooked lines: number → text
+	lines map[string]hookedLines     // the last attempt's hooked lines
 	skip  map[string]map[string]bool // texts of the lines to leave alone
+}
+
+// hookedLines are the lines of one file that got two-operand hooks, and the
+// file's source, for the text of a line the compiler rejects.
+type hookedLines struct {
+	nums map[int]bool
+	src  []byte
 }
 
 // loadVarHooks reads what earlier builds in dir learned; nothing if unreadable.
@@ -57,13 +64,22 @@ func (vh *varHooks) skipped(file string, src []byte) map[int]bool {
 
 // hooked records the lines of file (source src) that got two-operand hooks.
 func (vh *varHooks) hooked(file string, src []byte, lines map[int]bool) {
-	m := map[int]string{}
-	vh.lines[file] = m
-	for i, l := range bytes.Split(src, []byte("\n")) {
-		if lines[i+1] {
-			m[i+1] = string(bytes.TrimSpace(l))
+	vh.lines[file] = hookedLines{lines, src}
+}
+
+// lineText returns line n (1-based) of src without surrounding blanks.
+func lineText(src []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return ""
 		}
+		src = src[j+1:]
 	}
+	if j := bytes.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
+	}
+	return string(bytes.TrimSpace(src))
 }
 
 // blame adds the hooked lines that the compiler rejected to skip, and reports
@@ -73,8 +89,12 @@ func (vh *varHooks) hooked(file string, src []byte, lines map[int]bool) {
 func (vh *varHooks) blame(be *BuildError) bool {
 	blamed := false
 	for _, d := range be.Diagnostics {
-		text, ok := vh.lines[d.File][d.Line]
-		if !ok || vh.skip[d.File][text] || !strings.Contains(d.Message, "Fuzzls") {
+		h := vh.lines[d.File]
+		if !h.nums[d.Line] || !strings.Contains(d.Message, "Fuzzls") {
+			continue
+		}
+		text := lineText(h.src, d.Line)
+		if vh.skip[d.File][text] {
 			continue
 		}
 		if vh.skip[d.File] == nil {
