@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -57,6 +58,9 @@ func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimi
 		mem.Close()
 		os.RemoveAll(memDir)
 		return nil, err
+	}
+	if mb := heapFloorMB(rssLimitMB); mb > 0 {
+		cmd.Env = append(cmd.Env, fuzzrt.EnvHeapFloor+"="+strconv.Itoa(mb))
 	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
 		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
@@ -309,4 +313,22 @@ func (t *tailBuffer) Reset() {
 	t.mu.Lock()
 	t.buf = t.buf[:0]
 	t.mu.Unlock()
+}
+
+// maxHeapFloorMB is the heap floor a worker gets under the default memory limit:
+// enough to take a target allocating a few MiB per input from a collection every
+// execution or two to one every few dozen (see fuzzrt/heapfloor.go).
+const maxHeapFloorMB = 128
+
+// heapFloorMB sizes a worker's heap floor: none when the user set the collector's
+// knobs, and at most a sixteenth of the memory limit, so that the garbage the floor
+// lets pile up never makes a worker look like it is running out of memory.
+func heapFloorMB(rssLimitMB int) int {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	if rssLimitMB <= 0 {
+		return maxHeapFloorMB
+	}
+	return min(maxHeapFloorMB, rssLimitMB/16)
 }

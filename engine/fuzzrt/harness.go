@@ -79,6 +79,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 			return nil, fmt.Errorf("shared memory: %v", err)
 		}
 		rt.mem = mem
+		setHeapFloor()
 	}
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook
