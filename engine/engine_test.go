@@ -570,3 +570,37 @@ func findTarget(t *testing.T, e *Engine, dir, name string) Target {
 	t.Fatalf("no target %s in %s", name, dir)
 	return Target{}
 }
+
+// TestInternalPackages: the harness may not import an internal package outside
+// the target's tree, whether of the workspace (codec/internal/frame, reached from
+// tool/) or of a dependency module (unpack/internal/lzx, a local replace, as
+// lz4's decoder is internal to its module); both are instrumented and reached
+// through bridges, so the bugs behind their byte-by-byte tags are found, which
+// takes feedback from inside them.
+func TestInternalPackages(t *testing.T) {
+	dir := copyTree(t, "../testdata/layered")
+	s, _ := fuzzOnce(t, dir, "FuzzRead", Options{Parallel: 2, KeepFuzzing: true, FuzzTime: 15 * time.Second, MinimizeTime: time.Second})
+	frame := filepath.Join(dir, "codec", "internal", "frame", "frame.go")
+	msgs := map[string]*Crash{}
+	for _, c := range s.Crashes() {
+		msgs[c.Message] = c
+	}
+	if c := msgs["frame: tag parsed past its end"]; c == nil || c.File != frame || c.Line != markerLine(t, frame, "MARK:frame") {
+		t.Errorf("the workspace internal package's bug: %+v, want a crash at MARK:frame", c)
+	}
+	if msgs["lzx: block header overruns"] == nil {
+		t.Errorf("the dependency's internal package's bug was not found (crashes: %v)", msgs)
+	}
+	blocks, hit := s.Coverage()
+	covered := map[string]int{}
+	for i, b := range blocks {
+		if hit[i] {
+			covered[filepath.Base(b.File)]++
+		}
+	}
+	for _, f := range []string{"frame.go", "lzx.go"} {
+		if covered[f] < 5 {
+			t.Errorf("%d covered blocks in %s, want its whole tag: %v", covered[f], f, covered)
+		}
+	}
+}

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/mod/modfile"
 )
 
 // Binary is a built, instrumented test binary for one package.
@@ -156,22 +158,33 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	type unit struct {
 		importPath string
 		files      []string
+		bridge     string // see Dep.Bridge
 	}
 	// Test files are instrumented too: fuzz functions often hold logic of their
 	// own (round trips, invariants). External test files only when the harness is
 	// in the external package, the only place their counters are visible from.
 	_, external := generateHarness(pkg, nil, "")
-	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...)}}
+	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...), ""}}
 	if external && len(pkg.XTestFiles) > 0 {
-		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles})
+		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, ""})
 	}
 	// Dependencies from the module cache are instrumented in a copy of their
 	// module, which a replace directive (in an overlaid go.mod or go.work) points to.
-	copied := map[string]string{}  // module path → copy
-	copyDst := map[string]string{} // original file → where its instrumented copy goes
+	copied := map[string]string{}      // module path → copy
+	copyDst := map[string]string{}     // original file → where its instrumented copy goes
+	bridges := map[string]bridgeDest{} // bridge import path → where its source goes
 	for _, d := range pkg.Deps {
+		bdir, bridged := "", d.Bridge != ""
+		if bridged {
+			if bdir, bridged = bridgeDir(d); !bridged && d.ModulePath == "" {
+				continue // a workspace package the harness cannot reach
+			}
+		}
 		if d.ModulePath == "" {
-			units = append(units, unit{d.ImportPath, d.GoFiles})
+			if bridged {
+				bridges[d.Bridge] = bridgeDest{path: filepath.Join(bdir, bridgeName+".go")}
+			}
+			units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge})
 			continue
 		}
 		root, ok := copied[d.ModulePath]
@@ -189,14 +202,22 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 		if err := copyPackageDir(d.Dir, filepath.Join(root, rel)); err != nil {
 			return nil, err
 		}
-		if d.CopyOnly {
+		if d.CopyOnly || d.Bridge != "" && !bridged {
 			continue
 		}
 		for _, f := range d.GoFiles {
 			copyDst[f] = filepath.Join(root, rel, filepath.Base(f))
 		}
-		units = append(units, unit{d.ImportPath, d.GoFiles})
+		if bridged {
+			brel, err := filepath.Rel(d.ModuleDir, bdir)
+			if err != nil {
+				return nil, err
+			}
+			bridges[d.Bridge] = bridgeDest{path: filepath.Join(root, brel, bridgeName+".go"), inCopy: true}
+		}
+		units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge})
 	}
+	bridgePkgs := map[string]map[string]int{} // bridge → its packages, numbered
 	literals := make([][]string, len(units))
 	for ui, u := range units {
 		srcs := make([][]byte, len(u.files))
@@ -266,7 +287,19 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			for _, b := range blocks {
 				bin.Blocks = append(bin.Blocks, Block{File: fi, CoverBlock: b})
 			}
-			files = append(files, instrumented{importPath: u.importPath, index: i, cmpSites: sites})
+			f := instrumented{importPath: u.importPath, index: i, cmpSites: sites, bridge: u.bridge}
+			if u.bridge != "" {
+				if bridgePkgs[u.bridge] == nil {
+					bridgePkgs[u.bridge] = map[string]int{}
+				}
+				n, ok := bridgePkgs[u.bridge][u.importPath]
+				if !ok {
+					n = len(bridgePkgs[u.bridge])
+					bridgePkgs[u.bridge][u.importPath] = n
+				}
+				f.bridgePkg = n
+			}
+			files = append(files, f)
 			bin.CmpCounters += sites
 		}
 	}
@@ -276,6 +309,10 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	bin.Dict = shareDict(literals, maxDict)
 	if len(berr.Diagnostics) > 0 {
 		return nil, &berr
+	}
+
+	if err := writeBridges(files, bridges, dir, overlay); err != nil {
+		return nil, err
 	}
 
 	// The runtime, as a package of the target's module that exists only in the overlay.
@@ -503,16 +540,63 @@ func replaceModules(ctx context.Context, pkg *Package, dir string, copied map[st
 		mods = append(mods, m)
 	}
 	sort.Strings(mods)
-	var b bytes.Buffer
-	b.Write(data)
-	b.WriteString("\n// Added by fuzzls: instrumented copies of dependencies.\n")
-	for _, m := range mods {
-		fmt.Fprintf(&b, "replace %s => %s\n", m, copied[m])
+	// The copies replace whatever the file said (a module replaced by a local
+	// directory is copied too): a second replace of one module is an error.
+	var edited []byte
+	if filepath.Base(file) == "go.work" {
+		wf, err := modfile.ParseWork(file, data, nil)
+		if err != nil {
+			return err
+		}
+		if err := replaceWith(wf, wf.Replace, mods, copied); err != nil {
+			return err
+		}
+		wf.Cleanup()
+		edited = modfile.Format(wf.Syntax)
+	} else {
+		mf, err := modfile.Parse(file, data, nil)
+		if err != nil {
+			return err
+		}
+		if err := replaceWith(mf, mf.Replace, mods, copied); err != nil {
+			return err
+		}
+		mf.Cleanup()
+		if edited, err = mf.Format(); err != nil {
+			return err
+		}
 	}
+	var b bytes.Buffer
+	b.WriteString("// Rewritten by fuzzls: dependencies replaced by their instrumented copies.\n\n")
+	b.Write(edited)
 	backing := filepath.Join(dir, "replace-"+filepath.Base(file))
 	if err := writeIfChanged(backing, b.Bytes()); err != nil {
 		return err
 	}
 	overlay[file] = backing
+	return nil
+}
+
+// replacer is what go.mod and go.work files have in common for replace directives.
+type replacer interface {
+	DropReplace(oldPath, oldVers string) error
+	AddReplace(oldPath, oldVers, newPath, newVers string) error
+}
+
+// replaceWith points each module of mods at its copy, dropping the replace
+// directives (existing) the file had for it.
+func replaceWith(f replacer, existing []*modfile.Replace, mods []string, copied map[string]string) error {
+	for _, m := range mods {
+		for _, r := range existing {
+			if r.Old.Path == m {
+				if err := f.DropReplace(m, r.Old.Version); err != nil {
+					return err
+				}
+			}
+		}
+		if err := f.AddReplace(m, "", copied[m], ""); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -20,6 +20,19 @@ type instrumented struct {
 	importPath string
 	index      int
 	cmpSites   int // comparison sites; 0 when the file has no comparison hooks
+	// bridge is the import path of the bridge the harness reaches the file's
+	// variables through (bridge.go), empty when it imports importPath itself;
+	// bridgePkg numbers the file's package within its bridge.
+	bridge    string
+	bridgePkg int
+}
+
+// via is the import path the harness imports to reach f's variables.
+func (f instrumented) via() string {
+	if f.bridge != "" {
+		return f.bridge
+	}
+	return f.importPath
 }
 
 // generateHarness writes the test file that hands the targets, the counters and the
@@ -48,12 +61,25 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	}
 	n := 0
 	for _, f := range files {
-		if _, ok := alias[f.importPath]; ok {
+		if _, ok := alias[f.via()]; ok {
 			continue
 		}
-		alias[f.importPath] = fmt.Sprintf("zzfuzzls_p%d.", n)
-		fmt.Fprintf(&b, "\tzzfuzzls_p%d %s\n", n, strconv.Quote(f.importPath))
+		alias[f.via()] = fmt.Sprintf("zzfuzzls_p%d.", n)
+		fmt.Fprintf(&b, "\tzzfuzzls_p%d %s\n", n, strconv.Quote(f.via()))
 		n++
+	}
+	// val names f's variable v (through a bridge, a pointer to it); addr points to it.
+	val := func(f instrumented, v string) string {
+		if f.bridge != "" {
+			return alias[f.bridge] + BridgeVar(v, f.bridgePkg)
+		}
+		return alias[f.importPath] + v
+	}
+	addr := func(f instrumented, v string) string {
+		if f.bridge != "" {
+			return val(f, v)
+		}
+		return "&" + val(f, v)
 	}
 	self := ""
 	if external {
@@ -74,25 +100,25 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	}
 	b.WriteString("\t\t},\n\t\tCounters: [][]uint8{\n")
 	for _, f := range files {
-		fmt.Fprintf(&b, "\t\t\t%s%s[:],\n", alias[f.importPath], CounterVar(f.index))
+		fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CounterVar(f.index)))
 	}
 	// Comparison-site counters come after every block counter: counter i < len(blocks)
 	// is block i.
 	for _, f := range files {
 		if f.cmpSites > 0 {
-			fmt.Fprintf(&b, "\t\t\t%s%s[:],\n", alias[f.importPath], CmpCovVar(f.index))
+			fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CmpCovVar(f.index)))
 		}
 	}
 	b.WriteString("\t\t},\n\t\tExitHooks: []*func(){\n")
 	for _, f := range files {
-		fmt.Fprintf(&b, "\t\t\t&%s%s,\n", alias[f.importPath], ExitHookVar(f.index))
+		fmt.Fprintf(&b, "\t\t\t%s,\n", addr(f, ExitHookVar(f.index)))
 	}
 	b.WriteString("\t\t},\n")
 	var cmpOn, cmpHooks, cmpSites []string
 	for _, f := range files {
 		if f.cmpSites > 0 {
-			cmpOn = append(cmpOn, "&"+alias[f.importPath]+CmpOnVar(f.index))
-			cmpHooks = append(cmpHooks, "&"+alias[f.importPath]+CmpHookVar(f.index))
+			cmpOn = append(cmpOn, addr(f, CmpOnVar(f.index)))
+			cmpHooks = append(cmpHooks, addr(f, CmpHookVar(f.index)))
 			cmpSites = append(cmpSites, strconv.Itoa(f.cmpSites))
 		}
 	}

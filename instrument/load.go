@@ -44,8 +44,13 @@ type Dep struct {
 	// overlays may not replace): Build instruments a copy and points a replace
 	// directive at it. Empty for packages of the workspace's modules.
 	ModulePath, ModuleVersion, ModuleDir string
-	// CopyOnly: a package of such a module that the harness cannot import (an
-	// internal package): copied with its module, not instrumented.
+	// Bridge: the import path of the generated package through which the harness
+	// reaches the counters of an internal package it may not import itself (see
+	// bridge.go); empty when the harness imports the package directly.
+	Bridge string
+	// CopyOnly: a package of such a module that the harness cannot reach even
+	// through a bridge (nested internal directories): copied with its module,
+	// not instrumented.
 	CopyOnly bool
 }
 
@@ -182,11 +187,19 @@ func workspaceDeps(self string, p *packages.Package) []*Dep {
 				continue
 			}
 			visit(imp)
-			if len(imp.GoFiles) == 0 || !importable(self, imp.PkgPath) && imp.Module.Main {
+			if len(imp.GoFiles) == 0 {
 				continue
 			}
-			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles,
-				CopyOnly: !importable(self, imp.PkgPath)}
+			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles}
+			if !importable(self, imp.PkgPath) {
+				d.Bridge = bridgePath(imp.PkgPath)
+				if d.Bridge == "" || !importable(self, d.Bridge) {
+					if imp.Module.Main {
+						continue
+					}
+					d.Bridge, d.CopyOnly = "", true
+				}
+			}
 			if !imp.Module.Main {
 				m := imp.Module
 				if m.Replace != nil {

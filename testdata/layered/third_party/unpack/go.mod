@@ -1,0 +1,3 @@
+module example.com/unpack
+
+go 1.26
