@@ -47,8 +47,27 @@ func crashID(t Target, f *failure, moduleDir string) string {
 }
 
 // userFrames says which frames belong to the user: inside one of the module
-// directories, and not the fuzzls harness or runtime.
-type userFrames struct{ dirs []string }
+// directories, and not the fuzzls harness or runtime. It also reads frames,
+// naming a dependency's own files where the binary ran its instrumented copy.
+type userFrames struct {
+	dirs   []string
+	copies map[string]string // a module copy's directory → the module's own (instrument.Binary.Copies)
+}
+
+// frames reads a goroutine's frames (see parseFrames) with the files of module
+// copies named by their originals.
+func (u userFrames) frames(lines []string) []Frame {
+	frames := parseFrames(lines)
+	for i, fr := range frames {
+		for cp, orig := range u.copies {
+			if strings.HasPrefix(fr.File, cp+string(filepath.Separator)) {
+				frames[i].File = orig + fr.File[len(cp):]
+				break
+			}
+		}
+	}
+	return frames
+}
 
 func (u userFrames) is(file string) bool {
 	if strings.Contains(file, "/zz_fuzzls_") {
@@ -142,7 +161,7 @@ func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 		f.message = strings.TrimSpace(msg)
 		gs := goroutines(out[i:])
 		if len(gs) > 0 {
-			f.frames = dropPanicFrames(parseFrames(gs[0]))
+			f.frames = dropPanicFrames(u.frames(gs[0]))
 		}
 		f.locate(u)
 		return f
@@ -207,7 +226,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		f.kind = KindOOM
 		f.message = "worker exceeded the memory limit"
 		if gs := goroutines(text); len(gs) > 0 {
-			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+			f.frames = u.frames(pickGoroutine(gs, u, fuzzFn))
 		}
 	case strings.Contains(text, "fatal error: "):
 		f.kind = KindFatal
@@ -218,7 +237,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 		f.message = strings.TrimPrefix(msg, "fatal error: ")
 		if gs := goroutines(text[i:]); len(gs) > 0 {
-			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+			f.frames = u.frames(pickGoroutine(gs, u, fuzzFn))
 		}
 		// The innermost frame of a stack overflow is the prologue of the function
 		// that could not grow its stack; the call that recursed is the next one.
@@ -230,7 +249,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		f.message = fmt.Sprintf("input ran longer than %v", d.hangAt)
 		gs := goroutines(text)
 		if len(gs) > 0 {
-			f.frames = parseFrames(pickGoroutine(gs, u, fuzzFn))
+			f.frames = u.frames(pickGoroutine(gs, u, fuzzFn))
 		}
 	case strings.Contains(text, "panic: "):
 		f.kind = KindGoroutinePanic
@@ -242,7 +261,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 		f.message = strings.TrimSpace(msg)
 		if gs := goroutines(text[i:]); len(gs) > 0 {
-			f.frames = dropPanicFrames(parseFrames(gs[0]))
+			f.frames = dropPanicFrames(u.frames(gs[0]))
 		}
 	default:
 		f.kind = KindExit
@@ -254,7 +273,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 		if d.exitSite != "" {
 			if gs := goroutines(d.exitSite); len(gs) > 0 {
-				f.frames = parseFrames(gs[0])
+				f.frames = u.frames(gs[0])
 			}
 		}
 	}
@@ -304,7 +323,7 @@ func pickGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
 		if !mentions {
 			continue
 		}
-		for depth, fr := range parseFrames(g) {
+		for depth, fr := range u.frames(g) {
 			if u.is(fr.File) {
 				if depth < bestDepth {
 					best, bestDepth = g, depth
@@ -317,7 +336,7 @@ func pickGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
 		return best
 	}
 	for _, g := range gs {
-		for _, fr := range parseFrames(g) {
+		for _, fr := range u.frames(g) {
 			if u.is(fr.File) {
 				return g
 			}

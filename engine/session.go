@@ -499,13 +499,19 @@ func (s *Session) userFrames() userFrames {
 	if s.pkg != nil {
 		dirs = append(dirs, s.pkg.ModuleDir)
 		for _, d := range s.pkg.Deps { // workspace modules other than the target's
-			dirs = append(dirs, d.Dir)
+			if d.ModulePath == "" {
+				dirs = append(dirs, d.Dir)
+			}
 		}
 	}
 	if s.target.Dir != "" {
 		dirs = append(dirs, s.target.Dir)
 	}
-	return userFrames{dirs: dirs}
+	var copies map[string]string
+	if s.bin != nil {
+		copies = s.bin.Copies
+	}
+	return userFrames{dirs: dirs, copies: copies}
 }
 
 // rateMeter computes executions per second over the last interval.

@@ -40,6 +40,10 @@ type Binary struct {
 	Dict []string
 	// CmpCounters follow the block counters: one per comparison site.
 	CmpCounters int
+	// Copies maps the directory of each dependency module's instrumented copy to
+	// the module's own directory: the compiler, and so every stack trace, names
+	// the copy's files.
+	Copies map[string]string
 }
 
 // Block is one counter's range in the user's original file.
@@ -194,6 +198,10 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				return nil, err
 			}
 			copied[d.ModulePath] = root
+			if bin.Copies == nil {
+				bin.Copies = map[string]string{}
+			}
+			bin.Copies[root] = d.ModuleDir
 		}
 		rel, err := filepath.Rel(d.ModuleDir, d.Dir)
 		if err != nil {
@@ -270,6 +278,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			if bytes.Equal(out, data) { // not instrumented (cgo)
 				continue
 			}
+			origName := name
 			if dst, ok := copyDst[name]; ok { // a dependency's copy: ours to write
 				if err := writeIfChanged(dst, out); err != nil {
 					return nil, err
@@ -283,7 +292,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				overlay[name] = backing
 			}
 			fi := len(bin.Files)
-			bin.Files = append(bin.Files, name)
+			bin.Files = append(bin.Files, origName)
 			for _, b := range blocks {
 				bin.Blocks = append(bin.Blocks, Block{File: fi, CoverBlock: b})
 			}
