@@ -42,7 +42,7 @@ func (s *Session) fuzz() outcome {
 			return nil
 		}
 		for attempt := 0; attempt < 3; attempt++ {
-			w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB, &s.hang)
+			w, err := startWorker(bin, s.target.Name, o, &s.hang)
 			if err != nil {
 				fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
 				time.Sleep(100 * time.Millisecond)
@@ -478,7 +478,7 @@ func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
 		s.mu.Lock()
 		bin := s.bin
 		s.mu.Unlock()
-		w, err := startWorker(bin, s.target.Name, o.CacheDir, o.RSSLimitMB, &s.hang)
+		w, err := startWorker(bin, s.target.Name, o, &s.hang)
 		if err != nil {
 			return nil, false
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -43,8 +44,9 @@ type workerProc struct {
 }
 
 // startWorker starts bin as a worker for target and waits for its hello.
-func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimitMB int, limit *hangLimit) (*workerProc, error) {
-	memDir, err := os.MkdirTemp(filepath.Join(cacheDir, "tmp"), "w")
+func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLimit) (*workerProc, error) {
+	rssLimitMB := o.RSSLimitMB
+	memDir, err := os.MkdirTemp(filepath.Join(o.CacheDir, "tmp"), "w")
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ func startWorker(bin *instrument.Binary, target string, cacheDir string, rssLimi
 		os.RemoveAll(memDir)
 		return nil, err
 	}
-	if mb := heapFloorMB(rssLimitMB); mb > 0 {
+	if mb := heapFloorMB(rssLimitMB, o.Parallel, physicalMemoryMB()); mb > 0 {
 		cmd.Env = append(cmd.Env, fuzzrt.EnvHeapFloor+"="+strconv.Itoa(mb))
 	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
@@ -321,14 +323,36 @@ func (t *tailBuffer) Reset() {
 const maxHeapFloorMB = 128
 
 // heapFloorMB sizes a worker's heap floor: none when the user set the collector's
-// knobs, and at most a sixteenth of the memory limit, so that the garbage the floor
-// lets pile up never makes a worker look like it is running out of memory.
-func heapFloorMB(rssLimitMB int) int {
+// knobs; at most a sixteenth of the memory limit, so that the garbage the floor
+// lets pile up never makes a worker look like it is running out of memory; and,
+// with workers of them, at most a sixteenth of the machine's memory (memMB, 0 when
+// unknown) in all.
+func heapFloorMB(rssLimitMB, workers, memMB int) int {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return 0
 	}
-	if rssLimitMB <= 0 {
-		return maxHeapFloorMB
+	mb := maxHeapFloorMB
+	if rssLimitMB > 0 {
+		mb = min(mb, rssLimitMB/16)
 	}
-	return min(maxHeapFloorMB, rssLimitMB/16)
+	if memMB > 0 {
+		mb = min(mb, memMB/16/max(workers, 1))
+	}
+	return mb
+}
+
+// physicalMemoryMB is the machine's memory (MemTotal of /proc/meminfo), 0 where
+// it cannot be read.
+func physicalMemoryMB() int {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.Atoi(f[1])
+			return kb >> 10
+		}
+	}
+	return 0
 }
