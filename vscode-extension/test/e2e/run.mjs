@@ -225,9 +225,11 @@ async function main() {
 
 	await step('the chart opens for FuzzEval', async () => {
 		await palette('>fuzzls: Show coverage and execs/s chart');
-		await page.locator('.tab', { hasText: 'Fuzzing: FuzzEval' }).first().waitFor({ timeout: 15000 });
+		await page.locator('.tab', { hasText: 'Fuzzing: FuzzEval' }).first().waitFor({ timeout: 30000 });
 		// The webview is an iframe in an iframe: look for the chart in every frame.
-		const deadline = Date.now() + 15000;
+		// Its first load (code-server's webview service worker) took 10 s on a green
+		// run and over 15 s on another with both cores fuzzing.
+		const deadline = Date.now() + 45000;
 		let legend;
 		while (!legend && Date.now() < deadline) {
 			for (const f of page.frames()) {
