@@ -340,6 +340,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 		if err != nil {
 			return nil, err
 		}
+		data = withGoVersion(data, runtimeGoVersion)
 		backing := filepath.Join(dir, "rt", n)
 		if err := os.MkdirAll(filepath.Dir(backing), 0o755); err != nil {
 			return nil, err

@@ -1,0 +1,55 @@
+package instrument
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWithGoVersion(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"package p\n", "//go:build go1.26\n\npackage p\n"},
+		{"// Package p is p.\npackage p\n", "//go:build go1.26\n\n// Package p is p.\npackage p\n"},
+		{"//go:build linux || darwin\n\npackage p\n", "//go:build (linux || darwin) && go1.26\n\npackage p\n"},
+		{"// Copyright.\n\n//go:build go1.26 && !go1.27\n\npackage p\n", "// Copyright.\n\n//go:build go1.26 && !go1.27 && go1.26\n\npackage p\n"},
+		// A //go:build in the body is not a constraint.
+		{"package p\n\n//go:build linux\n", "//go:build go1.26\n\npackage p\n\n//go:build linux\n"},
+	} {
+		if got := string(withGoVersion([]byte(c.src), "go1.26")); got != c.want {
+			t.Errorf("withGoVersion(%q) = %q, want %q", c.src, got, c.want)
+		}
+	}
+}
+
+// TestOldGoLine builds a target, comparison hooks and all, in modules whose
+// go.mod names language versions older than the one the runtime's sources are
+// written in (they are compiled as a package of the user's module).
+func TestOldGoLine(t *testing.T) {
+	for _, v := range []string{"1.18", "1.20", "1.22"} {
+		t.Run("go"+v, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"go.mod":      fmt.Sprintf("module example.com/old\n\ngo %s\n", v),
+				"old.go":      "package old\n\n// Magic reports whether b starts with a magic byte.\nfunc Magic(b []byte) bool {\n\treturn len(b) > 3 && b[0] == 0x42\n}\n",
+				"old_test.go": "package old\n\nimport \"testing\"\n\nfunc FuzzMagic(f *testing.F) {\n\tf.Add([]byte(\"zz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Magic(b) })\n}\n",
+			}
+			for name, text := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pkgs, err := new(Loader).Load(t.Context(), dir, ".")
+			if err != nil || len(pkgs) != 1 {
+				t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+			}
+			bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt")})
+			if err != nil {
+				t.Fatalf("build with go %s in go.mod: %v", v, err)
+			}
+			if bin.CmpCounters == 0 {
+				t.Errorf("no comparison sites: b[0] == 0x42 was not hooked")
+			}
+		})
+	}
+}
