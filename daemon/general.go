@@ -386,6 +386,10 @@ func (st *settings) update(raw []byte) error {
 	return nil
 }
 
+// workerNice is the daemon's workers' nice value: fuzzing on every core must not
+// make the editor, gopls or the build of a save wait.
+const workerNice = 10
+
 func (st settings) engineOptions(log io.Writer) engine.Options {
 	return engine.Options{
 		CacheDir:    st.CacheDir,
@@ -393,6 +397,7 @@ func (st settings) engineOptions(log io.Writer) engine.Options {
 		Timeout:     st.Timeout,
 		KeepFuzzing: st.KeepFuzzing,
 		RSSLimitMB:  st.RSSLimitMB,
+		Nice:        workerNice,
 		Log:         log,
 		Persistent:  true,
 	}

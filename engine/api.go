@@ -19,6 +19,7 @@ type Options struct {
 	FuzzExecs    int64         // stop a session after this many executions; 0 = no limit
 	Log          io.Writer     // progress and diagnostics for humans; nil discards
 	Dict         string        // a dictionary file (AFL/libFuzzer syntax) for every target
+	Nice         int           // workers' nice value (1 to 19), so that they yield the cores to the editor and builds; 0 = unchanged
 	// Persistent sessions (the daemon's) outlive a build error, a failure without
 	// KeepFuzzing and the end of FuzzTime: they wait for the next Rebuild or Stop.
 	Persistent bool

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,6 +64,9 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 	}
 	if mb := heapFloorMB(rssLimitMB, o.Parallel, physicalMemoryMB()); mb > 0 {
 		cmd.Env = append(cmd.Env, fuzzrt.EnvHeapFloor+"="+strconv.Itoa(mb))
+	}
+	if o.Nice > 0 {
+		cmd.Env = append(cmd.Env, fuzzrt.EnvNice+"="+strconv.Itoa(o.Nice))
 	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
 		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
@@ -195,9 +199,10 @@ func (w *workerProc) watch(limit *hangLimit) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last uint64
-	var since time.Time       // when the running execution was first seen; zero = none running
-	var rss, rssAtStart int64 // resident bytes now and when the running execution was first seen
-	var recent [4]int64       // resident bytes at the last ticks (a ring)
+	var since time.Time          // when the running execution was first seen; zero = none running
+	var rss, rssAtStart int64    // resident bytes now and when the running execution was first seen
+	var cpuAtStart time.Duration // the worker's CPU time when the running execution was first seen
+	var recent [4]int64          // resident bytes at the last ticks (a ring)
 	var ticks int
 	var grew bool            // the running execution has grown memory by 64 MiB
 	var lastGrowth time.Time // when the running execution was last seen growing memory
@@ -238,6 +243,7 @@ func (w *workerProc) watch(limit *hangLimit) {
 		}
 		if started != last || since.IsZero() {
 			last, since, rssAtStart = started, time.Now(), rss
+			cpuAtStart = processCPU(w.cmd.Process.Pid)
 			grew, lastGrowth = false, time.Time{}
 			continue
 		}
@@ -259,7 +265,7 @@ func (w *workerProc) watch(limit *hangLimit) {
 		if limit.fixed == 0 && (grew || time.Since(lastGrowth) < time.Second) {
 			after = growthCap
 		}
-		if time.Since(since) > after {
+		if time.Since(since) > after && !starved(time.Since(since), processCPU(w.cmd.Process.Pid)-cpuAtStart, after, limit.fixed > 0) {
 			w.mu.Lock()
 			w.hung, w.hangAt = true, after
 			w.mu.Unlock()
@@ -274,6 +280,47 @@ func (w *workerProc) watch(limit *hangLimit) {
 		}
 	}
 }
+
+// starved reports whether an execution past its adaptive hang limit after has
+// had too little of the CPU for that to mean much: less than half the limit in
+// CPU time (cpu) over less than three times it in wall time (wall). On a machine
+// busy with other work (a build, the editor; more so with the worker's priority
+// lowered) an input that normally takes a tenth of the limit can take all of it
+// without being any slower. A hang that spins has its CPU time; one that blocks
+// has none and is reported at three times the limit. An explicit -timeout is
+// wall time, as go test's.
+func starved(wall, cpu, after time.Duration, fixed bool) bool {
+	return !fixed && cpu < after/2 && wall < 3*after
+}
+
+// processCPU reads the user and system CPU time a process has used (0 if
+// unknown), to the kernel's clock tick (10 ms).
+func processCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count
+	// fields after its closing one. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * (time.Second / clockTicks)
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
+// architecture Go supports.
+const clockTicks = 100
 
 // processRSS reads a process's resident set size in bytes (0 if unknown).
 func processRSS(pid int) int64 {

@@ -24,6 +24,9 @@
 //     CrashEvent) to the publishDiagnostics reaching the client.
 //   - idle CPU: utime+stime of the daemon over 10 s with no session running,
 //     once right after initialize and once after a session was stopped.
+//   - the editor's share: CPU-bound work on every core at normal priority,
+//     timed on an idle machine and while the daemon fuzzes with a worker per
+//     core (its workers run niced, so the work should barely slow down).
 //
 // Each save also gets its phases (batch delay, the engine's build, seeds and
 // worker start, the engine's coverage tick) so that a missed goal says where
@@ -33,6 +36,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -42,6 +46,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -96,6 +101,7 @@ func main() {
 	saves, idleAfter, found := measureSaves(bin, tmp, calc)
 	floor := measureFloor(tmp, calc)
 	crashes := measureCrashes(bin, tmp, calc)
+	shareIdle, shareFuzzing := measureEditorShare(bin, tmp, calc)
 
 	med := func(f func(saveRun) time.Duration) time.Duration {
 		var ds []time.Duration
@@ -138,6 +144,10 @@ func main() {
 	for i, c := range crashes {
 		fmt.Printf("  %d: %6s %6s\n", i+1, ms(c.fromWorker), ms(c.fromRecord))
 	}
+
+	fmt.Printf("\nThe editor's share of the machine: CPU-bound work on every core at normal priority\n")
+	fmt.Printf("  took %s on an idle machine and %s while the daemon fuzzed with a worker per core (%.2f×)\n",
+		ms(shareIdle), ms(shareFuzzing), float64(shareFuzzing)/float64(shareIdle))
 
 	fmt.Printf("\n%-52s %10s %10s  %s\n", "measurement (median)", "goal", "measured", "")
 	failed := false
@@ -374,6 +384,60 @@ func measureIdle(bin, tmp, calc string) time.Duration {
 	return d.cpu(10 * time.Second)
 }
 
+// measureEditorShare times a fixed amount of CPU-bound work on every core (what
+// the editor, gopls and a build do while the user types) with the machine idle,
+// then while the daemon fuzzes FuzzEval with a worker per core. The daemon's
+// workers run at a lower priority, so the work should take about as long.
+func measureEditorShare(bin, tmp, calc string) (idle, fuzzing time.Duration) {
+	step("the editor's share of the machine")
+	// Size the work to about a second on an idle machine.
+	n := 1 << 16
+	for cpuWork(n) < 500*time.Millisecond {
+		n *= 2
+	}
+	var idles, fuzzings []time.Duration
+	for range *reps {
+		idles = append(idles, cpuWork(n))
+	}
+	dir := copyTree(calc, filepath.Join(tmp, "share"))
+	d := startDaemon(bin, filepath.Join(tmp, "share.log"))
+	defer d.close()
+	d.initializeWith(dir, filepath.Join(tmp, "share-cache"), runtime.NumCPU())
+	testGo := filepath.Join(dir, "calc_test.go")
+	d.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"})
+	d.await("fuzzing", 3*time.Minute, func() bool { return d.lastState() == fproto.StateFuzzing })
+	time.Sleep(2 * time.Second)
+	for range *reps {
+		fuzzings = append(fuzzings, cpuWork(n))
+	}
+	if d.statusNow() != fproto.StateFuzzing {
+		fatalf("the session stopped fuzzing during the measurement")
+	}
+	idle, fuzzing = median(idles), median(fuzzings)
+	fmt.Fprintf(os.Stderr, "  idle %v, while fuzzing %v\n", idle.Round(time.Millisecond), fuzzing.Round(time.Millisecond))
+	return idle, fuzzing
+}
+
+// cpuWork hashes n blocks of 1 KiB on each core and returns the time it took.
+func cpuWork(n int) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var block [1024]byte
+			for i := range n {
+				block[i%len(block)]++
+				sum := sha256.Sum256(block[:])
+				block[0] ^= sum[0]
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
 type crashRun struct{ fromWorker, fromRecord time.Duration }
 
 // measureCrashes: a fresh daemon, workspace and cache each time, with the
@@ -526,7 +590,9 @@ func (d *daemon) close() {
 	d.log.Close()
 }
 
-func (d *daemon) initialize(dir, cacheDir string) {
+func (d *daemon) initialize(dir, cacheDir string) { d.initializeWith(dir, cacheDir, *parallel) }
+
+func (d *daemon) initializeWith(dir, cacheDir string, workers int) {
 	yes := true
 	params := &protocol.InitializeParams{
 		Capabilities: protocol.ClientCapabilities{
@@ -538,7 +604,7 @@ func (d *daemon) initialize(dir, cacheDir string) {
 		},
 	}
 	params.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: uri.File(dir), Name: filepath.Base(dir)}})
-	opts := map[string]any{"cacheDir": cacheDir, "parallel": *parallel}
+	opts := map[string]any{"cacheDir": cacheDir, "parallel": workers}
 	raw, err := json.Marshal(opts)
 	check(err)
 	params.InitializationOptions = raw

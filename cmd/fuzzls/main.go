@@ -121,6 +121,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
 	keep := fs.Bool("keepfuzzing", false, "go on fuzzing after a failure")
 	rss := fs.Int("rsslimit", 2048, "memory limit of a worker in MiB (0: none)")
+	nice := fs.Int("nice", 0, "nice value of the workers (1 to 19: they yield the cores to other work; the daemon uses 10)")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
 	fs.Usage = func() {
@@ -151,7 +152,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		*rss = -1
 	}
 	e := engine.New(engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, RSSLimitMB: *rss, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}, rep.Observe)
+		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}, rep.Observe)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	targets, err := e.Targets(ctx, ".", patterns...)

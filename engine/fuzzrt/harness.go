@@ -80,6 +80,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		}
 		rt.mem = mem
 		setHeapFloor()
+		lowerPriority()
 	}
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook
