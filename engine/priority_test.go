@@ -8,23 +8,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // napModule writes a module whose one target takes 20 ms an input, asleep: the
 // adaptive hang limit for it is the floor, 0.5 s.
 func napModule(t *testing.T) string {
-	dir := t.TempDir()
-	files := map[string]string{
+	return testws.Write(t, map[string]string{
 		"go.mod":      "module example.com/nap\n\ngo 1.22\n",
 		"nap.go":      "package nap\n\nimport \"time\"\n\n// Nap takes 20 ms.\nfunc Nap(b []byte) int {\n\ttime.Sleep(20 * time.Millisecond)\n\treturn len(b)\n}\n",
 		"nap_test.go": "package nap\n\nimport \"testing\"\n\nfunc FuzzNap(f *testing.F) {\n\tf.Add([]byte(\"zz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Nap(b) })\n}\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	})
 }
 
 // workerPIDs lists this process's children that run as fuzz workers.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // TestComparisonFeedback: each comparison form hides a bug that blind mutation does
@@ -50,5 +52,26 @@ func TestBlindMutationFails(t *testing.T) {
 	s, _ := fuzzOnce(t, dir, "FuzzMagic32", Options{Parallel: 2, FuzzTime: 10 * time.Second, NoCmp: true, NoLiteralDict: true})
 	if n := len(s.Crashes()); n != 0 {
 		t.Errorf("blind mutation found the magic number: the target does not test the feedback")
+	}
+}
+
+// TestOldGoLineMagic: in a module whose go.mod predates generics (go 1.16), the
+// instrumented files get a //go:build go1.21 line so the comparison hooks'
+// generic helpers compile (instrument's TestOldGoLine); the magic number's panic,
+// in a file whose old-style // +build line makes that line a new one, is still
+// reported at its own line.
+func TestOldGoLineMagic(t *testing.T) {
+	dir := testws.Write(t, map[string]string{
+		"go.mod":      "module example.com/old\n\ngo 1.16\n",
+		"old.go":      "// +build !nosuchtag\n\npackage old\n\nimport \"encoding/binary\"\n\n// Magic panics on a magic number.\nfunc Magic(b []byte) {\n\tif len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0x5A17C0DE {\n\t\tpanic(\"magic\") // MARK:magic\n\t}\n}\n",
+		"old_test.go": "package old\n\nimport \"testing\"\n\nfunc FuzzMagic(f *testing.F) {\n\tf.Add([]byte(\"zzzz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Magic(b) })\n}\n",
+	})
+	s, _ := fuzzOnce(t, dir, "FuzzMagic", Options{Parallel: 2, FuzzTime: 30 * time.Second})
+	cs := s.Crashes()
+	if len(cs) != 1 {
+		t.Fatalf("crashes = %+v, want the magic number's panic", cs)
+	}
+	if want := markerLine(t, filepath.Join(dir, "old.go"), "MARK:magic"); cs[0].File != filepath.Join(dir, "old.go") || cs[0].Line != want {
+		t.Errorf("crash at %s:%d, want old.go:%d", cs[0].File, cs[0].Line, want)
 	}
 }

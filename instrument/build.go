@@ -163,14 +163,15 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 		importPath string
 		files      []string
 		bridge     string // see Dep.Bridge
+		goVersion  string // its module's go line
 	}
 	// Test files are instrumented too: fuzz functions often hold logic of their
 	// own (round trips, invariants). External test files only when the harness is
 	// in the external package, the only place their counters are visible from.
 	_, external := generateHarness(pkg, nil, "")
-	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...), ""}}
+	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...), "", pkg.GoVersion}}
 	if external && len(pkg.XTestFiles) > 0 {
-		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, ""})
+		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, "", pkg.GoVersion})
 	}
 	// Dependencies from the module cache are instrumented in a copy of their
 	// module, which a replace directive (in an overlaid go.mod or go.work) points to.
@@ -188,7 +189,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			if bridged {
 				bridges[d.Bridge] = bridgeDest{path: filepath.Join(bdir, bridgeName+".go")}
 			}
-			units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge})
+			units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion})
 			continue
 		}
 		root, ok := copied[d.ModulePath]
@@ -223,7 +224,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			}
 			bridges[d.Bridge] = bridgeDest{path: filepath.Join(root, brel, bridgeName+".go"), inCopy: true}
 		}
-		units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge})
+		units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion})
 	}
 	bridgePkgs := map[string]map[string]int{} // bridge → its packages, numbered
 	literals := make([][]string, len(units))
@@ -268,6 +269,10 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts,
 					Vars: true, NoVarLines: vh.skipped(compiled, data), VarLines: hooked})
 				vh.hooked(compiled, data, hooked)
+				if err == nil && needsGenericsUpgrade(u.goVersion) {
+					// The hooks' helpers are generic.
+					out = withGoVersion(out, hooksGoVersion, compiled)
+				}
 			} else {
 				out, blocks, err = RewriteFile(name, data, i)
 			}
@@ -340,7 +345,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 		if err != nil {
 			return nil, err
 		}
-		data = withGoVersion(data, runtimeGoVersion)
+		data = withGoVersion(data, runtimeGoVersion, "")
 		backing := filepath.Join(dir, "rt", n)
 		if err := os.MkdirAll(filepath.Dir(backing), 0o755); err != nil {
 			return nil, err

@@ -3,35 +3,76 @@ package instrument
 import (
 	"bytes"
 	"go/build/constraint"
+	"strconv"
 	"strings"
 )
 
+// Language versions. The runtime's sources and the comparison hooks (generic
+// helpers) are compiled as part of the user's module, whose go.mod may name an
+// older language version than they are written in. A //go:build line with a go
+// version sets a file's own version, as it may from Go 1.21 on.
+
 // runtimeGoVersion is the language version the runtime's sources are written in.
-// They are compiled as a package of the user's module, whose go.mod may name an
-// older one (go 1.20, say): a //go:build line with a go version sets the file's
-// own, as it may from Go 1.21 on.
 const runtimeGoVersion = "go1.26"
 
+// hooksGoVersion is the version given to instrumented files of a module whose
+// go line predates generics (go 1.17 and older): the oldest a //go:build line can
+// set, and one that changes the meaning of no code valid in the older versions
+// (per-iteration loop variables came with go1.22).
+const hooksGoVersion = "go1.21"
+
+// needsGenericsUpgrade reports whether a module with go line version (as go.mod
+// has it: "1.16", "1.21.0"; empty if unknown) predates generics.
+func needsGenericsUpgrade(version string) bool {
+	if version == "" {
+		return false
+	}
+	major, rest, _ := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	return major == "1" && err == nil && n < 18
+}
+
 // withGoVersion gives Go source src the language version version (such as
-// "go1.26") through its build constraint: added as a line of its own if src has
-// none, and-ed with the one it has otherwise.
-func withGoVersion(src []byte, version string) []byte {
+// "go1.26") through its build constraint: and-ed with the //go:build line src has,
+// in place; else a //go:build line of its own is added at the top, and-ed with the
+// old-style // +build lines if there are any (a //go:build line makes the toolchain
+// ignore those). If lineName is not empty, an added line is followed by a //line
+// directive so that the original lines keep their numbers under that file name.
+func withGoVersion(src []byte, version, lineName string) []byte {
 	lines := bytes.SplitAfter(src, []byte("\n"))
+	var plus []constraint.Expr
 	for i, line := range lines {
 		text := strings.TrimSpace(string(line))
 		if strings.HasPrefix(text, "package ") {
 			break
 		}
-		if !constraint.IsGoBuild(text) {
-			continue
+		switch {
+		case constraint.IsGoBuild(text):
+			expr, err := constraint.Parse(text)
+			if err != nil {
+				return src // the build reports it
+			}
+			lines[i] = []byte("//go:build " + and(expr, version).String() + "\n")
+			return bytes.Join(lines, nil)
+		case constraint.IsPlusBuild(text):
+			if expr, err := constraint.Parse(text); err == nil {
+				plus = append(plus, expr)
+			}
 		}
-		expr, err := constraint.Parse(text)
-		if err != nil {
-			return src // the build reports it
-		}
-		and := &constraint.AndExpr{X: expr, Y: &constraint.TagExpr{Tag: version}}
-		lines[i] = []byte("//go:build " + and.String() + "\n")
-		return bytes.Join(lines, nil)
 	}
-	return append([]byte("//go:build "+version+"\n\n"), src...)
+	var expr constraint.Expr = &constraint.TagExpr{Tag: version}
+	for i := len(plus) - 1; i >= 0; i-- {
+		expr = &constraint.AndExpr{X: plus[i], Y: expr}
+	}
+	head := "//go:build " + expr.String() + "\n\n"
+	if lineName != "" {
+		head += "//line " + lineName + ":1\n"
+	}
+	return append([]byte(head), src...)
+}
+
+// and is x && version.
+func and(x constraint.Expr, version string) constraint.Expr {
+	return &constraint.AndExpr{X: x, Y: &constraint.TagExpr{Tag: version}}
 }

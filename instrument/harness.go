@@ -124,7 +124,9 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	}
 	if len(cmpOn) > 0 {
 		fmt.Fprintf(&b, "\t\tCmpOn: []**bool{%s},\n", strings.Join(cmpOn, ", "))
-		fmt.Fprintf(&b, "\t\tCmpHooks: []*func(int, any, any){%s},\n", strings.Join(cmpHooks, ", "))
+		// interface{}, not any: the harness is compiled in the user's package, whose
+		// module's language version may predate any.
+		fmt.Fprintf(&b, "\t\tCmpHooks: []*func(int, interface{}, interface{}){%s},\n", strings.Join(cmpHooks, ", "))
 		fmt.Fprintf(&b, "\t\tCmpSites: []int{%s},\n", strings.Join(cmpSites, ", "))
 	}
 	switch {

@@ -23,6 +23,7 @@ type Package struct {
 	Dir        string
 	ModulePath string
 	ModuleDir  string
+	GoVersion  string   // the module's go line ("1.22"); empty if unknown
 	GoFiles    []string // non-test files (absolute), in build order
 	TestFiles  []string // internal _test.go files
 	XTestFiles []string // external (package name_test) _test.go files
@@ -40,6 +41,7 @@ type Dep struct {
 	Name       string
 	Dir        string
 	GoFiles    []string
+	GoVersion  string // its module's go line
 	// Module of a dependency outside the workspace (from the module cache, which
 	// overlays may not replace): Build instruments a copy and points a replace
 	// directive at it. Empty for packages of the workspace's modules.
@@ -131,6 +133,7 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 			Name:       p.Name,
 			ModulePath: p.Module.Path,
 			ModuleDir:  p.Module.Dir,
+			GoVersion:  p.Module.GoVersion,
 			GoFiles:    p.GoFiles,
 		}
 		if len(p.GoFiles) > 0 {
@@ -190,7 +193,10 @@ func workspaceDeps(self string, p *packages.Package) []*Dep {
 			if len(imp.GoFiles) == 0 {
 				continue
 			}
-			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles}
+			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles, GoVersion: imp.Module.GoVersion}
+			if imp.Module.Replace != nil {
+				d.GoVersion = imp.Module.Replace.GoVersion
+			}
 			if !importable(self, imp.PkgPath) {
 				d.Bridge = bridgePath(imp.PkgPath)
 				if d.Bridge == "" || !importable(self, d.Bridge) {

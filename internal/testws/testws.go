@@ -37,3 +37,23 @@ func Copy(t testing.TB, src string) string {
 	}
 	return dst
 }
+
+// Write makes a workspace of the given files (path relative to the root → text)
+// in a fresh temporary directory (symlinks in its path resolved) and returns it.
+func Write(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dst, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		p := filepath.Join(dst, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
