@@ -27,14 +27,19 @@ type cmpRecord struct {
 type cmpState struct {
 	on   bool
 	recs []cmpRecord
-	// tried remembers (site, operand) pairs already turned into candidates, so a
-	// comparison that keeps showing up costs nothing after the first time.
+	// tried remembers the (site, operand put in the input) pairs already turned
+	// into candidates, so a comparison that keeps showing up costs nothing after
+	// the first time. For integers the operand found is part of the key: at one
+	// site (`switch tag` over a file's tagged entries) each value comes from its
+	// own place in the input, and putting the wanted value in one entry says
+	// nothing about putting it in another. Strings found vary with every input (a
+	// line, a word) and would make every record new.
 	tried map[cmpKey]struct{}
 }
 
 type cmpKey struct {
-	site int32
-	b    string
+	site     int32
+	from, to string
 }
 
 func (c *cmpState) hook(base int) func(site int, a, b any) {
@@ -131,7 +136,10 @@ func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) boo
 			if equalOperand(from, to) {
 				continue
 			}
-			key := cmpKey{site: r.site, b: operandKey(to)}
+			key := cmpKey{site: r.site, to: operandKey(to)}
+			if from.isInt && to.isInt {
+				key.from = operandKey(from)
+			}
 			if _, seen := c.tried[key]; seen {
 				continue
 			}

@@ -62,6 +62,43 @@ func TestCmpCandidates(t *testing.T) {
 	}
 }
 
+// TestCmpCandidatesPerEntry: at one site (a switch over the tags of a
+// directory's entries, as TIFF's IFD), the wanted tag is tried in place of each
+// entry's tag, not only the first entry's: each value found is its own place.
+func TestCmpCandidatesPerEntry(t *testing.T) {
+	// Three entries: tag, value (little-endian uint16s); the first must stay.
+	input := []byte{0x01, 0x00, 0xAA, 0xAA, 0x02, 0x00, 0xBB, 0xBB, 0x03, 0x00, 0xCC, 0xCC}
+	want := []byte{0x01, 0x00, 0xAA, 0xAA, 0x3C, 0x7A, 0xBB, 0xBB, 0x03, 0x00, 0xCC, 0xCC}
+	var c cmpState
+	found := func() bool {
+		ok := false
+		c.candidates([]any{input}, func([]byte) {}, func(v []any) bool {
+			ok = ok || bytes.Equal(v[0].([]byte), want)
+			return true
+		})
+		return ok
+	}
+	c.on = true
+	c.hook(0)(0, uint16(1), uint16(0x7A3C)) // the first entry, one execution
+	if found() {
+		t.Fatal("the first entry's comparison put the tag in the second entry")
+	}
+	c.hook(0)(0, uint16(2), uint16(0x7A3C)) // the second entry, a later execution
+	if !found() {
+		t.Errorf("no candidate with the second entry's tag replaced: the site counted as tried after the first entry")
+	}
+	// Strings are keyed by the operand put in only.
+	c.hook(0)(1, "alpha", "key")
+	c.candidates([]any{[]byte("alpha")}, func([]byte) {}, func([]any) bool { return true })
+	c.hook(0)(1, "beta", "key")
+	c.candidates([]any{[]byte("beta")}, func([]byte) {}, func(v []any) bool {
+		if bytes.Contains(v[0].([]byte), []byte("key")) {
+			t.Errorf("candidate %q: \"key\" tried again at a string comparison's site because the input differed", v[0])
+		}
+		return true
+	})
+}
+
 // TestCmpHookOff: with recording off the hook records nothing.
 func TestCmpHookOff(t *testing.T) {
 	var c cmpState
