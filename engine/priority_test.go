@@ -35,7 +35,7 @@ func workerPIDs() []int {
 		if err != nil {
 			continue
 		}
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		f := statFields(stat)
 		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
 			continue
 		}
@@ -143,7 +143,7 @@ func threadNiceValues(pid int) []string {
 		if err != nil {
 			continue
 		}
-		if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 16 {
+		if f := statFields(stat); len(f) > 16 {
 			nices = append(nices, f[16])
 		}
 	}

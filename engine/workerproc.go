@@ -213,8 +213,9 @@ func (w *workerProc) watch(limit *hangLimit) {
 		case <-tick.C:
 		}
 		limit.observe(w.mem.Slowest())
+		var cpu time.Duration // the worker's CPU time so far
 		if w.cmd.Process != nil {
-			rss = processRSS(w.cmd.Process.Pid)
+			rss, cpu = processUsage(w.cmd.Process.Pid)
 		}
 		before := recent[ticks%len(recent)]
 		recent[ticks%len(recent)] = rss
@@ -243,7 +244,7 @@ func (w *workerProc) watch(limit *hangLimit) {
 		}
 		if started != last || since.IsZero() {
 			last, since, rssAtStart = started, time.Now(), rss
-			cpuAtStart = processCPU(w.cmd.Process.Pid)
+			cpuAtStart = cpu
 			grew, lastGrowth = false, time.Time{}
 			continue
 		}
@@ -265,7 +266,7 @@ func (w *workerProc) watch(limit *hangLimit) {
 		if limit.fixed == 0 && (grew || time.Since(lastGrowth) < time.Second) {
 			after = growthCap
 		}
-		if time.Since(since) > after && !starved(time.Since(since), processCPU(w.cmd.Process.Pid)-cpuAtStart, after, limit.fixed > 0) {
+		if running := time.Since(since); running > after && !starved(running, cpu-cpuAtStart, after, limit.fixed > 0) {
 			w.mu.Lock()
 			w.hung, w.hangAt = true, after
 			w.mu.Unlock()
@@ -293,45 +294,38 @@ func starved(wall, cpu, after time.Duration, fixed bool) bool {
 	return !fixed && cpu < after/2 && wall < 3*after
 }
 
-// processCPU reads the user and system CPU time a process has used (0 if
-// unknown), to the kernel's clock tick (10 ms).
-func processCPU(pid int) time.Duration {
+// processUsage reads a process's resident set size in bytes and the user and
+// system CPU time it has used (to the kernel's clock tick, 10 ms) from one read of
+// /proc/<pid>/stat; zeros if unknown.
+func processUsage(pid int) (rss int64, cpu time.Duration) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	// The command name (field 2) is in parentheses and may hold spaces: count
-	// fields after its closing one. utime and stime are fields 14 and 15.
+	// Fields 14 and 15 (utime, stime) and 24 (rss, in pages).
+	f := statFields(data)
+	if len(f) < 22 {
+		return 0, 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	pages, _ := strconv.ParseInt(f[21], 10, 64)
+	return pages * int64(os.Getpagesize()), time.Duration(utime+stime) * (time.Second / clockTicks)
+}
+
+// statFields splits a /proc stat line after the command name (field 2, in
+// parentheses, which may hold spaces): element 0 is field 3.
+func statFields(data []byte) []string {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0
+		return nil
 	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(utime+stime) * (time.Second / clockTicks)
+	return strings.Fields(string(data[i+1:]))
 }
 
 // clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
 // architecture Go supports.
 const clockTicks = 100
-
-// processRSS reads a process's resident set size in bytes (0 if unknown).
-func processRSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
-	if err != nil {
-		return 0
-	}
-	var size, resident int64
-	fmt.Sscan(string(data), &size, &resident)
-	return resident * int64(os.Getpagesize())
-}
 
 // tailBuffer keeps the last max bytes written to it (a worker's stderr).
 type tailBuffer struct {

@@ -53,7 +53,8 @@ func withGoVersion(src []byte, version, lineName string) []byte {
 			if err != nil {
 				return src // the build reports it
 			}
-			lines[i] = []byte("//go:build " + and(expr, version).String() + "\n")
+			expr = &constraint.AndExpr{X: expr, Y: &constraint.TagExpr{Tag: version}}
+			lines[i] = []byte("//go:build " + expr.String() + "\n")
 			return bytes.Join(lines, nil)
 		case constraint.IsPlusBuild(text):
 			if expr, err := constraint.Parse(text); err == nil {
@@ -70,9 +71,4 @@ func withGoVersion(src []byte, version, lineName string) []byte {
 		head += "//line " + lineName + ":1\n"
 	}
 	return append([]byte(head), src...)
-}
-
-// and is x && version.
-func and(x constraint.Expr, version string) constraint.Expr {
-	return &constraint.AndExpr{X: x, Y: &constraint.TagExpr{Tag: version}}
 }
