@@ -195,7 +195,7 @@ func (w *workerProc) release() {
 func (w *workerProc) watch(limit *hangLimit) {
 	defer close(w.watched)
 	// 50 ms: a target allocating without bound must be caught before it takes the
-	// machine down; reading /proc/<pid>/statm is cheap.
+	// machine down; reading /proc/<pid>/stat is cheap.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last uint64
