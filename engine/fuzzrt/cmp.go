@@ -11,8 +11,9 @@ import (
 // Comparison feedback (input-to-state, as REDQUEEN and go-fuzz's sonar do): the
 // instrumented code calls a hook with both operands of comparisons on the fuzzed
 // path, but only while cmpOn is set, which the worker does for one execution of an
-// entry now and then. Where one operand shows up in the input — raw, byte-swapped,
-// ±1, as decimal or hex text, as a varint — the other operand is tried there.
+// entry now and then. Where one operand shows up in the input — raw (at its width
+// or a narrower one it fits), byte-swapped, ±1, as decimal or hex text, as a
+// varint — the other operand is tried there.
 
 const maxCmpRecords = 512
 
@@ -33,9 +34,22 @@ type cmpState struct {
 	// site (`switch tag` over a file's tagged entries) each value comes from its
 	// own place in the input, and putting the wanted value in one entry says
 	// nothing about putting it in another. Strings found vary with every input (a
-	// line, a word) and would make every record new.
-	tried map[cmpKey]struct{}
+	// line, a word) and would make every record new. The count is of rounds: a pair
+	// whose operand showed up in more places than one round tries is tried again,
+	// at other places, up to maxCmpRounds times.
+	tried map[cmpKey]uint8
+	// intn picks the places tried when there are too many (nil: the first ones).
+	intn func(int) int
 }
+
+const (
+	// maxCmpPlaces bounds the inputs one (site, from, to) pair becomes in a round.
+	maxCmpPlaces = 16
+	// maxCmpRounds bounds the rounds of a pair found in more places than that: a
+	// small integer (a count of 1) is in every entry of a directory, and the place
+	// that matters (the fourteenth entry's value) is rarely among the first.
+	maxCmpRounds = 4
+)
 
 type cmpKey struct {
 	site     int32
@@ -120,7 +134,7 @@ func toOperand(v any) (operand, bool) {
 // try for each (try returns false to stop), and feeds learned tokens to dict.
 func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) bool) {
 	if c.tried == nil {
-		c.tried = map[cmpKey]struct{}{}
+		c.tried = map[cmpKey]uint8{}
 	}
 	recs := c.recs
 	c.recs = nil
@@ -140,31 +154,49 @@ func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) boo
 			if from.isInt && to.isInt {
 				key.from = operandKey(from)
 			}
-			if _, seen := c.tried[key]; seen {
+			rounds := c.tried[key]
+			if rounds >= maxCmpRounds {
 				continue
 			}
 			if len(c.tried) > 1<<16 {
 				clear(c.tried)
 			}
-			c.tried[key] = struct{}{}
-			if to.isStr && len(to.s) >= 2 && len(to.s) <= 64 {
-				dict(to.s)
+			if rounds == 0 {
+				c.learn(to, dict)
 			}
-			if to.isInt && to.size >= 2 {
-				var buf [8]byte
-				binary.LittleEndian.PutUint64(buf[:], to.u)
-				dict(buf[:to.size])
-			}
+			capped := false
+			var cands [][]any
 			for i := range vals {
-				for _, v := range replaceIn(vals[i], from, to) {
+				vs, more := replaceIn(vals[i], from, to, c.intn)
+				capped = capped || more
+				for _, v := range vs {
 					cand := CloneValues(vals)
 					cand[i] = v
-					if !try(cand) {
-						return
-					}
+					cands = append(cands, cand)
+				}
+			}
+			c.tried[key] = maxCmpRounds
+			if capped {
+				c.tried[key] = rounds + 1
+			}
+			for _, cand := range cands {
+				if !try(cand) {
+					return
 				}
 			}
 		}
+	}
+}
+
+// learn feeds the operand a comparison wanted to the dictionary.
+func (c *cmpState) learn(to operand, dict func([]byte)) {
+	if to.isStr && len(to.s) >= 2 && len(to.s) <= 64 {
+		dict(to.s)
+	}
+	if to.isInt && to.size >= 2 {
+		var buf [8]byte
+		binary.LittleEndian.PutUint64(buf[:], to.u)
+		dict(buf[:to.size])
 	}
 }
 
@@ -190,49 +222,52 @@ func operandKey(o operand) string {
 	return "s" + string(o.s)
 }
 
-// replaceIn returns values derived from v with from replaced by to.
-func replaceIn(v any, from, to operand) []any {
+// replaceIn returns values derived from v with from replaced by to, and whether
+// from was found in more places than were used.
+func replaceIn(v any, from, to operand, intn func(int) int) ([]any, bool) {
 	switch x := v.(type) {
 	case []byte:
-		var out []any
-		for _, b := range replaceBytes(x, from, to) {
-			out = append(out, b)
+		bs, capped := replaceBytes(x, from, to, intn)
+		out := make([]any, len(bs))
+		for i, b := range bs {
+			out[i] = b
 		}
-		return out
+		return out, capped
 	case string:
-		var out []any
-		for _, b := range replaceBytes([]byte(x), from, to) {
-			out = append(out, string(b))
+		bs, capped := replaceBytes([]byte(x), from, to, intn)
+		out := make([]any, len(bs))
+		for i, b := range bs {
+			out[i] = string(b)
 		}
-		return out
+		return out, capped
 	case float32, float64:
 		if from.isFlt && to.isFlt {
 			if f, _ := toOperand(v); f.f == from.f {
 				if _, ok := x.(float32); ok {
-					return []any{float32(to.f)}
+					return []any{float32(to.f)}, false
 				}
-				return []any{to.f}
+				return []any{to.f}, false
 			}
 		}
-		return nil
+		return nil, false
 	}
 	// An integer argument equal to from (as bits of its own width) becomes to, to±1.
 	cur, ok := toOperand(v)
 	if !ok || !cur.isInt || !from.isInt || !to.isInt {
-		return nil
+		return nil, false
 	}
 	mask := uint64(math.MaxUint64)
 	if cur.size < 8 {
 		mask = 1<<(8*cur.size) - 1
 	}
 	if cur.u&mask != from.u&mask {
-		return nil
+		return nil, false
 	}
 	var out []any
 	for _, d := range []uint64{0, 1, ^uint64(0)} {
 		out = append(out, setInt(v, to.u+d))
 	}
-	return out
+	return out, false
 }
 
 // setInt returns u converted to v's integer type.
@@ -265,23 +300,41 @@ func setInt(v any, u uint64) any {
 }
 
 // replaceBytes finds encodings of from in data and writes the same encoding of to
-// there. Each result is a fresh slice.
-func replaceBytes(data []byte, from, to operand) [][]byte {
-	var out [][]byte
+// there, each in a fresh slice. Where there are more places than maxCmpPlaces, a
+// sample of them is used (capped is then true).
+func replaceBytes(data []byte, from, to operand, intn func(int) int) (out [][]byte, capped bool) {
+	type edit struct {
+		off, n int
+		rep    string
+	}
+	var edits []edit
+	seen := map[edit]bool{}
 	add := func(pat, rep []byte) {
-		if len(pat) == 0 || len(out) >= 16 {
+		// Each encoding gets its own bound, so a noisy one (the byte 0x01)
+		// cannot crowd out a precise one (a 4-byte little-endian 1).
+		if bytes.Equal(pat, rep) {
 			return
 		}
-		for off := 0; off <= len(data)-len(pat) && len(out) < 16; {
+		pre, suf := 0, 0
+		for pre < min(len(pat), len(rep)) && pat[pre] == rep[pre] {
+			pre++
+		}
+		for suf < min(len(pat), len(rep))-pre && pat[len(pat)-1-suf] == rep[len(rep)-1-suf] {
+			suf++
+		}
+		for off, n := 0, 0; len(pat) > 0 && n < 4*maxCmpPlaces && off <= len(data)-len(pat); n++ {
 			i := bytes.Index(data[off:], pat)
 			if i < 0 {
 				return
 			}
-			i += off
-			n := make([]byte, 0, len(data)-len(pat)+len(rep))
-			n = append(append(append(n, data[:i]...), rep...), data[i+len(pat):]...)
-			out = append(out, n)
-			off = i + 1
+			// Only the bytes that change: the same change found through two
+			// encodings (a 1 as 2 and as 4 little-endian bytes) is one edit.
+			e := edit{off + i + pre, len(pat) - pre - suf, string(rep[pre : len(rep)-suf])}
+			if !seen[e] {
+				seen[e] = true
+				edits = append(edits, e)
+			}
+			off += i + 1
 		}
 	}
 	switch {
@@ -292,26 +345,27 @@ func replaceBytes(data []byte, from, to operand) [][]byte {
 		if len(from.s) > len(to.s) && len(to.s) > 0 {
 			add(from.s[:len(to.s)], to.s)
 		}
-		if len(out) == 0 && len(to.s) > 0 {
+		if len(edits) == 0 && len(to.s) > 0 {
 			n := append(append([]byte(nil), to.s...), data[min(len(data), len(to.s)):]...)
-			out = append(out, n, append(append([]byte(nil), to.s...), data...), append(append([]byte(nil), data...), to.s...))
+			return [][]byte{n, append(append([]byte(nil), to.s...), data...), append(append([]byte(nil), data...), to.s...)}, false
 		}
 	case from.isInt && to.isInt:
 		for _, d := range []uint64{0, 1, ^uint64(0)} {
 			t := to.u + d
-			if from.size > 1 {
-				le := func(u uint64) []byte {
-					var b [8]byte
-					binary.LittleEndian.PutUint64(b[:], u)
-					return b[:from.size]
+			// Raw, in either byte order, at the operand's width and at each
+			// narrower one both values fit: a Go int compared is often a
+			// uint16 or uint32 field of the input, converted.
+			for _, w := range []int{8, 4, 2} {
+				if w > from.size || !fitsIn(from.u, from.size, w) || !fitsIn(t, from.size, w) {
+					continue
 				}
-				be := func(u uint64) []byte {
-					var b [8]byte
-					binary.BigEndian.PutUint64(b[:], u)
-					return b[8-from.size:]
-				}
-				add(le(from.u), le(t))
-				add(be(from.u), be(t))
+				var fb, tb [8]byte
+				binary.LittleEndian.PutUint64(fb[:], from.u)
+				binary.LittleEndian.PutUint64(tb[:], t)
+				add(fb[:w], tb[:w])
+				binary.BigEndian.PutUint64(fb[:], from.u)
+				binary.BigEndian.PutUint64(tb[:], t)
+				add(fb[8-w:], tb[8-w:])
 			}
 			add([]byte(strconv.FormatInt(signExt(from.u, from.size), 10)), []byte(strconv.FormatInt(signExt(t, from.size), 10)))
 			add([]byte(strconv.FormatUint(from.u, 16)), []byte(strconv.FormatUint(t, 16)))
@@ -321,7 +375,35 @@ func replaceBytes(data []byte, from, to operand) [][]byte {
 			}
 		}
 	}
-	return out
+	if len(edits) > maxCmpPlaces {
+		capped = true
+		if intn != nil {
+			for i := 0; i < maxCmpPlaces; i++ {
+				j := i + intn(len(edits)-i)
+				edits[i], edits[j] = edits[j], edits[i]
+			}
+		}
+		edits = edits[:maxCmpPlaces]
+	}
+	for _, e := range edits {
+		n := make([]byte, 0, len(data)-e.n+len(e.rep))
+		n = append(append(append(n, data[:e.off]...), e.rep...), data[e.off+e.n:]...)
+		out = append(out, n)
+	}
+	return out, capped
+}
+
+// fitsIn reports whether u, an integer of size bytes, keeps its value in w bytes,
+// as an unsigned or a signed number.
+func fitsIn(u uint64, size, w int) bool {
+	if w >= size {
+		return true
+	}
+	if u>>(8*w) == 0 {
+		return true
+	}
+	s, lim := signExt(u, size), int64(1)<<(8*w-1)
+	return s >= -lim && s < lim
 }
 
 func signExt(u uint64, size int) int64 {

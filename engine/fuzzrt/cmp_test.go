@@ -20,6 +20,8 @@ func TestCmpCandidates(t *testing.T) {
 	}{
 		{"little-endian uint32 in bytes", []any{append(le(0x01020304), 'x')}, uint32(0x01020304), uint32(0x5A17C0DE), append(le(0x5A17C0DE), 'x')},
 		{"big-endian uint16 in bytes", []any{[]byte{0xAB, 0xCD, 9}}, uint16(0xABCD), uint16(0x1234), []byte{0x12, 0x34, 9}},
+		{"int compared, a uint16 in the input", []any{[]byte{0xFF, 0x03, 0x02, 0xFF}}, int(0x0203), int(0x1234), []byte{0xFF, 0x34, 0x12, 0xFF}},
+		{"negative int32 compared, an int16 in the input", []any{[]byte{0xFF, 0xFE, 0xFF}}, int32(-2), int32(300), []byte{0xFF, 0x2C, 0x01}},
 		{"decimal text", []any{"n=123;"}, 123, 987654, "n=987654;"},
 		{"varint", []any{binary.AppendUvarint(nil, 5)}, uint64(5), uint64(300000), binary.AppendUvarint(nil, 300000)},
 		{"string operand replaced", []any{"GET /x"}, "GET", "PUT", "PUT /x"},
@@ -97,6 +99,48 @@ func TestCmpCandidatesPerEntry(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestCmpCandidatesManyPlaces: a small integer shows up in every entry of a
+// directory (each TIFF entry counts 1); the one whose value a comparison wants
+// changed is the last. More places than one round tries are sampled, and the
+// pair is tried again in later rounds, so the last entry's value is reached.
+func TestCmpCandidatesManyPlaces(t *testing.T) {
+	var input []byte
+	for tag := uint16(256); tag < 276; tag++ {
+		input = binary.LittleEndian.AppendUint16(input, tag)
+		input = binary.LittleEndian.AppendUint16(input, 3)  // SHORT
+		input = binary.LittleEndian.AppendUint32(input, 1)  // one value
+		input = binary.LittleEndian.AppendUint32(input, 40) // the value
+	}
+	last := len(input) - 4
+	binary.LittleEndian.PutUint32(input[last:], 1) // the tile width, too small
+	rng := NewRand(7)
+	c := cmpState{intn: rng.Intn}
+	reached, rounds := false, 0
+	for ; rounds < maxCmpRounds+1 && !reached; rounds++ {
+		c.on = true
+		c.hook(0)(0, int(1), int(8)) // blockWidth < 8, blockWidth an int
+		c.candidates([]any{input}, func([]byte) {}, func(v []any) bool {
+			b := v[0].([]byte)
+			reached = reached || len(b) == len(input) && binary.LittleEndian.Uint32(b[last:]) >= 7
+			return true
+		})
+	}
+	if !reached {
+		t.Fatalf("after %d rounds no candidate changed the last entry's value", rounds)
+	}
+	// The pair is done with after maxCmpRounds rounds.
+	for range maxCmpRounds {
+		c.hook(0)(0, int(1), int(8))
+		c.candidates([]any{input}, func([]byte) {}, func([]any) bool { return true })
+	}
+	c.hook(0)(0, int(1), int(8))
+	n := 0
+	c.candidates([]any{input}, func([]byte) {}, func([]any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d candidates after %d rounds of the same pair", n, maxCmpRounds)
+	}
 }
 
 // TestCmpHookOff: with recording off the hook records nothing.

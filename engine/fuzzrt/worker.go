@@ -276,6 +276,7 @@ func (w *worker) cmpExplore(vals []any, depth int, budget *int) {
 		w.rt.cmp.recs = nil
 		return
 	}
+	w.rt.cmp.intn = w.mut.Intn
 	w.rt.cmp.candidates(vals, func(tok []byte) {
 		if w.tokens < 1024 {
 			w.tokens++
