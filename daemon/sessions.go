@@ -315,6 +315,9 @@ func (s *server) handleEvent(ev engine.Event) {
 		} else {
 			s.logf(protocol.MessageTypeLog, "built %s in %.1fs", ev.Package, ev.Seconds)
 		}
+		for _, w := range ev.Warnings {
+			s.logf(protocol.MessageTypeWarning, "%s: %s", ev.Package, w)
+		}
 		s.publishDiagnostics()
 		s.sendStatus()
 		s.lensRefresh.trigger()

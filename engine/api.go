@@ -108,6 +108,9 @@ type BuildEvent struct {
 	Targets []string
 	Seconds float64
 	Err     error // a *BuildError when the code does not compile
+	// Warnings say what a successful build left out (a package's comparison
+	// hooks, when its build with them failed): fuzzing runs, weaker.
+	Warnings []string
 }
 
 // StatsEvent is sent every few seconds per running session.

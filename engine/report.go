@@ -44,6 +44,9 @@ func (r *Reporter) Observe(ev Event) {
 			return
 		}
 		fmt.Fprintf(r.W, "fuzzls: built %s (%s) in %.1fs\n", ev.Package, strings.Join(ev.Targets, ", "), ev.Seconds)
+		for _, w := range ev.Warnings {
+			fmt.Fprintf(r.W, "fuzzls: warning: %s\n", w)
+		}
 	case *StatsEvent:
 		st := ev.Stats
 		every := r.StatsEvery
@@ -80,6 +83,9 @@ func (r *Reporter) json(ev Event) {
 	switch ev := ev.(type) {
 	case *BuildEvent:
 		obj = map[string]any{"event": "build", "package": ev.Package, "targets": ev.Targets, "seconds": ev.Seconds}
+		if len(ev.Warnings) > 0 {
+			obj["warnings"] = ev.Warnings
+		}
 		if ev.Err != nil {
 			obj["error"] = ev.Err.Error()
 			if be, ok := ev.Err.(*BuildError); ok {

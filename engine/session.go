@@ -289,19 +289,21 @@ func (s *Session) prepare(rebuilt bool) error {
 	// The BuildEvent comes once the new build is in place (blocks swapped, seeds
 	// run), so an observer that reads Coverage() on it sees the new blocks; a seeds
 	// run that fails (bad f.Add types, bad corpus files) is a build error too.
+	var warnings []string
 	report := func(err error) error {
 		if err != nil { // the state observers read on the event is already "error"
 			s.mu.Lock()
 			s.state, s.err = "error", err
 			s.mu.Unlock()
 		}
-		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err})
+		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err, Warnings: warnings})
 		return err
 	}
 	bin, err := s.build(ctx)
 	if err != nil {
 		return report(err)
 	}
+	warnings = bin.Warnings
 	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir)
 	if err != nil {
 		return report(err)

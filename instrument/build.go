@@ -40,6 +40,9 @@ type Binary struct {
 	Dict []string
 	// CmpCounters follow the block counters: one per comparison site.
 	CmpCounters int
+	// Warnings say what the build left out (comparison hooks a package's build
+	// failed with), for the user to see: a fuzzer without them still runs, weaker.
+	Warnings []string
 	// Copies maps the directory of each dependency module's instrumented copy to
 	// the module's own directory: the compiler, and so every stack trace, names
 	// the copy's files.
@@ -116,23 +119,42 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if len(pkg.Errors) > 0 {
 		return nil, loadError(pkg)
 	}
+	var warnings []string
 	if !opts.NoCmp {
 		vh := loadVarHooks(buildDir(opts, pkg))
 		for attempt := 0; ; attempt++ {
 			bin, err := build(ctx, pkg, opts, vh)
 			var be *BuildError
 			if !errors.As(err, &be) {
-				if err == nil && attempt > 0 {
-					vh.save()
+				if err == nil {
+					if attempt > 0 {
+						vh.save()
+					}
+					bin.Warnings = vh.warnings()
 				}
 				return bin, err
 			}
-			if attempt == maxVarRetries || !vh.blame(be) {
+			if attempt == maxVarRetries || !vh.blame(be) && !vh.blamePackages(be) {
+				warnings = []string{"comparison hooks left out: the build with them failed: " + firstError(be)}
 				break
 			}
 		}
 	}
-	return build(ctx, pkg, opts, nil)
+	bin, err := build(ctx, pkg, opts, nil)
+	if err == nil {
+		bin.Warnings = warnings
+	}
+	return bin, err
+}
+
+// firstError is the first compiler message of be.
+func firstError(be *BuildError) string {
+	if len(be.Diagnostics) > 0 {
+		d := be.Diagnostics[0]
+		return fmt.Sprintf("%s:%d: %s", filepath.Base(d.File), d.Line, d.Message)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(be.Output), "\n")
+	return line
 }
 
 // buildDir is where pkg's build products go.
@@ -156,6 +178,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	berr.Package = pkg.ImportPath
 	if vh != nil {
 		vh.lines = map[string]hookedLines{}
+		vh.hookedPkgs = map[string]bool{}
 	}
 
 	// Instrument the package itself, then its workspace dependencies.
@@ -260,7 +283,8 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			var blocks []CoverBlock
 			var sites int
 			var err error
-			if vh != nil {
+			if vh != nil && vh.plain[u.importPath] == "" {
+				vh.hookedPkgs[u.importPath] = true
 				compiled := name // the name the compiler reports
 				if dst, ok := copyDst[name]; ok {
 					compiled = dst
@@ -269,8 +293,8 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts,
 					Vars: true, NoVarLines: vh.skipped(compiled, data), VarLines: hooked})
 				vh.hooked(compiled, data, hooked)
-				if err == nil && needsGenericsUpgrade(u.goVersion) {
-					// The hooks' helpers are generic.
+				if err == nil && predatesHooks(u.goVersion) {
+					// The hooks' helpers need go1.21.
 					out = withGoVersion(out, hooksGoVersion, compiled)
 				}
 			} else {

@@ -5,6 +5,8 @@ import (
 	"go/build/constraint"
 	"strconv"
 	"strings"
+
+	"golang.org/x/tools/go/packages"
 )
 
 // Language versions. The runtime's sources and the comparison hooks (generic
@@ -15,22 +17,33 @@ import (
 // runtimeGoVersion is the language version the runtime's sources are written in.
 const runtimeGoVersion = "go1.26"
 
-// hooksGoVersion is the version given to instrumented files of a module whose
-// go line predates generics (go 1.17 and older): the oldest a //go:build line can
-// set, and one that changes the meaning of no code valid in the older versions
-// (per-iteration loop variables came with go1.22).
+// hooksGoVersion is the version given to instrumented files of a module whose go
+// line is older: the hooks' helpers are generic (go1.18), and their comparable
+// constraint is satisfied by interface types (an error, a reflect.Type) only from
+// go1.20. It is the oldest a //go:build line can set, and one that changes the
+// meaning of no code valid in the older versions (per-iteration loop variables
+// came with go1.22).
 const hooksGoVersion = "go1.21"
 
-// needsGenericsUpgrade reports whether a module with go line version (as go.mod
-// has it: "1.16", "1.21.0"; empty if unknown) predates generics.
-func needsGenericsUpgrade(version string) bool {
-	if version == "" {
-		return false
-	}
+// predatesHooks reports whether a module with go line version (as go.mod has it:
+// "1.16", "1.21.0") is older than hooksGoVersion.
+func predatesHooks(version string) bool {
 	major, rest, _ := strings.Cut(version, ".")
 	minor, _, _ := strings.Cut(rest, ".")
 	n, err := strconv.Atoi(minor)
-	return major == "1" && err == nil && n < 18
+	return major == "1" && err == nil && n < 21
+}
+
+// moduleGoVersion is the go line of a module's go.mod: a go.mod without one
+// means go 1.16 to the toolchain (gopkg.in/yaml.v3's, for one).
+func moduleGoVersion(m *packages.Module) string {
+	if m.Replace != nil {
+		m = m.Replace
+	}
+	if m.GoVersion == "" {
+		return "1.16"
+	}
+	return m.GoVersion
 }
 
 // withGoVersion gives Go source src the language version version (such as

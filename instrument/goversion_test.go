@@ -3,6 +3,7 @@ package instrument
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"fuzzls.dev/fuzzls/internal/testws"
@@ -33,10 +34,10 @@ func TestWithGoVersion(t *testing.T) {
 	}
 }
 
-func TestNeedsGenericsUpgrade(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "1.16": true, "1.17": true, "1.12": true, "1.18": false, "1.21.0": false, "1.26": false, "2.0": false} {
-		if got := needsGenericsUpgrade(v); got != want {
-			t.Errorf("needsGenericsUpgrade(%q) = %v, want %v", v, got, want)
+func TestPredatesHooks(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "1.16": true, "1.17": true, "1.12": true, "1.18": true, "1.20.5": true, "1.21.0": false, "1.26": false, "2.0": false} {
+		if got := predatesHooks(v); got != want {
+			t.Errorf("predatesHooks(%q) = %v, want %v", v, got, want)
 		}
 	}
 }
@@ -53,17 +54,81 @@ func TestOldGoLine(t *testing.T) {
 				"old.go":      "package old\n\n// Magic reports whether b starts with a magic byte.\nfunc Magic(b []byte) bool {\n\treturn len(b) > 3 && b[0] == 0x42\n}\n",
 				"old_test.go": "package old\n\nimport \"testing\"\n\nfunc FuzzMagic(f *testing.F) {\n\tf.Add([]byte(\"zz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Magic(b) })\n}\n",
 			})
-			pkgs, err := new(Loader).Load(t.Context(), dir, ".")
-			if err != nil || len(pkgs) != 1 {
-				t.Fatalf("load: %v (%d packages)", err, len(pkgs))
-			}
-			bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt")})
-			if err != nil {
-				t.Fatalf("build with go %s in go.mod: %v", v, err)
-			}
+			bin := buildOne(t, dir)
 			if bin.CmpCounters == 0 {
 				t.Errorf("no comparison sites: b[0] == 0x42 was not hooked")
 			}
+			if len(bin.Warnings) > 0 {
+				t.Errorf("warnings: %q", bin.Warnings)
+			}
 		})
 	}
+}
+
+// TestDependencyGoLines: dependencies whose go.mod names go 1.18 (generics, but
+// an interface type does not satisfy comparable before go 1.20) or no go line at
+// all (go 1.16 to the toolchain, as gopkg.in/yaml.v3's) get their hooks too. The
+// build used to fail with them and fall back, silently, to no comparison hooks
+// in any package.
+func TestDependencyGoLines(t *testing.T) {
+	dep := "package %s\n\nimport \"errors\"\n\nvar errShort = errors.New(\"short\")\n\n" +
+		"// Check wants a tile of at least 8 and an error that is errShort.\n" +
+		"func Check(w int, err error) bool {\n\treturn w >= 8 && err == errShort\n}\n"
+	dir := testws.Write(t, map[string]string{
+		"go.mod": "module example.com/app\n\ngo 1.22\n\nrequire (\n\texample.com/nogo v0.0.0\n\texample.com/go18 v0.0.0\n)\n\n" +
+			"replace example.com/nogo => ./nogo\n\nreplace example.com/go18 => ./go18\n",
+		"nogo/go.mod":  "module example.com/nogo\n",
+		"nogo/nogo.go": fmt.Sprintf(dep, "nogo"),
+		"go18/go.mod":  "module example.com/go18\n\ngo 1.18\n",
+		"go18/go18.go": fmt.Sprintf(dep, "go18"),
+		"app.go":       "package app\n\nimport (\n\t\"example.com/go18\"\n\t\"example.com/nogo\"\n)\n\nfunc Both(w int) bool { return nogo.Check(w, nil) || go18.Check(w, nil) }\n",
+		"app_test.go":  "package app\n\nimport \"testing\"\n\nfunc FuzzBoth(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, w int) { Both(w) })\n}\n",
+	})
+	bin := buildOne(t, dir)
+	if len(bin.Warnings) > 0 {
+		t.Errorf("warnings: %q", bin.Warnings)
+	}
+	if bin.CmpCounters < 4 {
+		t.Errorf("%d comparison sites, want the two of each dependency", bin.CmpCounters)
+	}
+}
+
+// TestBlamePackages: a package whose hooked build fails on something leaving
+// out lines does not mend is built without hooks, the others keep theirs, and
+// the build says so. The output is the go command's, as it was for
+// gopkg.in/yaml.v3 before its missing go line was read as go 1.16; a user's
+// own error is not blamed on the hooks.
+func TestBlamePackages(t *testing.T) {
+	vh := loadVarHooks(t.TempDir())
+	vh.hookedPkgs = map[string]bool{"gopkg.in/yaml.v3": true, "example.com/app": true, "example.com/lib": true}
+	out := "# gopkg.in/yaml.v3\n" +
+		"zz_fuzzls_instrumentation.go:9: type parameter requires go1.18 or later (-lang was set to go1.16; check go.mod)\n" +
+		"# example.com/app [example.com/app.test]\n" +
+		"./app.go:12:2: undefined: frobnicate\n"
+	if !vh.blamePackages(&BuildError{Output: out}) {
+		t.Fatal("nothing blamed")
+	}
+	if vh.plain["gopkg.in/yaml.v3"] == "" || vh.plain["example.com/app"] != "" || vh.plain["example.com/lib"] != "" {
+		t.Errorf("plain = %q, want yaml.v3 only", vh.plain)
+	}
+	if w := vh.warnings(); len(w) != 1 || !strings.Contains(w[0], "gopkg.in/yaml.v3") || !strings.Contains(w[0], "-lang was set to go1.16") {
+		t.Errorf("warnings = %q", w)
+	}
+	if vh.blamePackages(&BuildError{Output: out}) {
+		t.Error("blamed again: a package already plain cannot be the cause")
+	}
+}
+
+// buildOne loads the package in dir and builds it, comparison hooks and all.
+func buildOne(t *testing.T, dir string) *Binary {
+	t.Helper()
+	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+	}
+	bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt")})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return bin
 }

@@ -23,7 +23,7 @@ type Package struct {
 	Dir        string
 	ModulePath string
 	ModuleDir  string
-	GoVersion  string   // the module's go line ("1.22"); empty if unknown
+	GoVersion  string   // the module's go line ("1.22"; "1.16" when go.mod has none)
 	GoFiles    []string // non-test files (absolute), in build order
 	TestFiles  []string // internal _test.go files
 	XTestFiles []string // external (package name_test) _test.go files
@@ -133,7 +133,7 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 			Name:       p.Name,
 			ModulePath: p.Module.Path,
 			ModuleDir:  p.Module.Dir,
-			GoVersion:  p.Module.GoVersion,
+			GoVersion:  moduleGoVersion(p.Module),
 			GoFiles:    p.GoFiles,
 		}
 		if len(p.GoFiles) > 0 {
@@ -193,10 +193,7 @@ func workspaceDeps(self string, p *packages.Package) []*Dep {
 			if len(imp.GoFiles) == 0 {
 				continue
 			}
-			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles, GoVersion: imp.Module.GoVersion}
-			if imp.Module.Replace != nil {
-				d.GoVersion = imp.Module.Replace.GoVersion
-			}
+			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles, GoVersion: moduleGoVersion(imp.Module)}
 			if !importable(self, imp.PkgPath) {
 				d.Bridge = bridgePath(imp.PkgPath)
 				if d.Bridge == "" || !importable(self, d.Bridge) {

@@ -3,8 +3,10 @@ package instrument
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -21,6 +23,13 @@ type varHooks struct {
 	path  string                     // where skip is kept
 	lines map[string]hookedLines     // the last attempt's hooked lines
 	skip  map[string]map[string]bool // texts of the lines to leave alone
+	// hookedPkgs are the import paths the last attempt gave hooks to.
+	hookedPkgs map[string]bool
+	// plain holds the packages to build without any hooks, each with the
+	// compiler's complaint: their hooked build failed in a way leaving out
+	// lines does not mend (a language version the module's go line denies).
+	// Kept for one Build only: the next save tries the hooks again.
+	plain map[string]string
 }
 
 // hookedLines are the lines of one file that got two-operand hooks, and the
@@ -32,7 +41,7 @@ type hookedLines struct {
 
 // loadVarHooks reads what earlier builds in dir learned; nothing if unreadable.
 func loadVarHooks(dir string) *varHooks {
-	vh := &varHooks{path: filepath.Join(dir, "varskip.json"), skip: map[string]map[string]bool{}}
+	vh := &varHooks{path: filepath.Join(dir, "varskip.json"), skip: map[string]map[string]bool{}, plain: map[string]string{}}
 	if data, err := os.ReadFile(vh.path); err == nil {
 		json.Unmarshal(data, &vh.skip)
 	}
@@ -104,4 +113,40 @@ func (vh *varHooks) blame(be *BuildError) bool {
 		blamed = true
 	}
 	return blamed
+}
+
+// blamePackages marks plain the hooked packages whose compiler messages (under
+// the "# importpath" headers of the go command's output) are about the hooks:
+// they name a helper or the hooks' declarations, or a language feature the
+// module's go line denies. It reports whether there were any. A user's own
+// errors are not retried: each retry is a build more before the user sees them.
+func (vh *varHooks) blamePackages(be *BuildError) bool {
+	blamed := false
+	pkg := ""
+	for line := range strings.Lines(be.Output) {
+		line = strings.TrimRight(line, "\n")
+		if p, ok := strings.CutPrefix(line, "# "); ok {
+			pkg, _, _ = strings.Cut(p, " ")
+			continue
+		}
+		if !vh.hookedPkgs[pkg] || vh.plain[pkg] != "" {
+			continue
+		}
+		if strings.Contains(line, "Fuzzls") || strings.Contains(line, "zz_fuzzls_instrumentation.go") ||
+			strings.Contains(line, "-lang was set to") {
+			vh.plain[pkg] = strings.TrimSpace(line)
+			blamed = true
+		}
+	}
+	return blamed
+}
+
+// warnings says which packages were built without hooks, and why.
+func (vh *varHooks) warnings() []string {
+	var out []string
+	for pkg, why := range vh.plain {
+		out = append(out, fmt.Sprintf("comparison hooks left out of %s: the build with them failed: %s", pkg, why))
+	}
+	sort.Strings(out)
+	return out
 }
