@@ -115,6 +115,9 @@ type run struct {
 	Blocks      int    `json:"blocks,omitempty"`
 	TotalBlocks int    `json:"totalBlocks,omitempty"`
 	OwnCover    string `json:"ownCover,omitempty"` // the engine's own coverage figure
+	// Warnings are fuzzls's about its build (comparison hooks left out of a
+	// package): a figure measured without them is not the engine's.
+	Warnings []string `json:"warnings,omitempty"`
 	Err         string `json:"err,omitempty"`
 	Log         string `json:"log"`
 }
@@ -420,6 +423,11 @@ func parseFuzzls(lines <-chan line, log io.Writer, start time.Time, r *run) stri
 		case "build":
 			if e, ok := ev["error"].(string); ok {
 				r.Err = "build: " + firstLine(e)
+			}
+			if ws, ok := ev["warnings"].([]any); ok && r.Warnings == nil {
+				for _, w := range ws {
+					r.Warnings = append(r.Warnings, fmt.Sprint(w))
+				}
 			}
 			if fuzzStart.IsZero() {
 				fuzzStart = l.t
@@ -737,6 +745,11 @@ func report(c *config, ts []target, runs []run, took time.Duration) string {
 		}
 	}
 
+	for _, r := range runs {
+		for _, w := range r.Warnings {
+			notes = append(notes, fmt.Sprintf("%s, %s, trial %d: fuzzls warned: %s", r.Target, r.Engine, r.Trial, w))
+		}
+	}
 	flakes := 0
 	for _, r := range runs {
 		if r.Flake != "" {
