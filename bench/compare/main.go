@@ -118,8 +118,8 @@ type run struct {
 	// Warnings are fuzzls's about its build (comparison hooks left out of a
 	// package): a figure measured without them is not the engine's.
 	Warnings []string `json:"warnings,omitempty"`
-	Err         string `json:"err,omitempty"`
-	Log         string `json:"log"`
+	Err      string   `json:"err,omitempty"`
+	Log      string   `json:"log"`
 }
 
 type config struct {
