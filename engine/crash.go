@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -105,7 +106,7 @@ func parseFrames(lines []string) []Frame {
 			fn = fn[:j]
 		}
 		line, _ := strconv.Atoi(m[2])
-		frames = append(frames, Frame{Function: fn, File: m[1], Line: line})
+		frames = append(frames, Frame{Function: symbolName(fn), File: m[1], Line: line})
 	}
 	return frames
 }
@@ -192,6 +193,19 @@ func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 		f.message = strings.TrimSpace(out)
 	}
 	return f
+}
+
+// symbolName undoes the linker's escaping of a function's package path, which
+// tracebacks show: "gopkg.in/yaml%2ev3.(*decoder).mapping" is
+// gopkg.in/yaml.v3's (*decoder).mapping.
+func symbolName(fn string) string {
+	if !strings.Contains(fn, "%") {
+		return fn
+	}
+	if u, err := url.PathUnescape(fn); err == nil {
+		return u
+	}
+	return fn
 }
 
 // dropPanicFrames removes the frames of the panic machinery above the panicking call.

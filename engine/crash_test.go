@@ -36,3 +36,21 @@ testing.tRunner(0x1)
 		t.Errorf("frames %v do not start at Ring", f.frames)
 	}
 }
+
+// TestEscapedPackagePath: a frame in a package whose last path element has a
+// dot (gopkg.in/yaml.v3) is named as the user writes it, not as the linker
+// escapes it.
+func TestEscapedPackagePath(t *testing.T) {
+	out := `panic: runtime error: hash of unhashable type map[string]interface {}
+
+goroutine 7 [running]:
+gopkg.in/yaml%2ev3.(*decoder).mapping(0xc000, 0xc001, {0x1, 0x2, 0x3})
+	/root/go/pkg/mod/gopkg.in/yaml.v3@v3.0.1/decode.go:835 +0x1
+example.com/m.FuzzYAML.func1(0x1)
+	/work/m/m_test.go:9 +0x1
+`
+	frames := parseFrames(strings.Split(out, "\n"))
+	if len(frames) != 2 || frames[0].Function != "gopkg.in/yaml.v3.(*decoder).mapping" {
+		t.Errorf("frames %+v, want gopkg.in/yaml.v3.(*decoder).mapping first", frames)
+	}
+}
