@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -510,4 +511,46 @@ func TestClientFileEventsWhenWatcherFails(t *testing.T) {
 	if n := rebuilds(); n != 1 {
 		t.Errorf("%d rebuilds after one file event, want 1", n)
 	}
+}
+
+// TestCoverageOfOpenDependency: a dependency outside the workspace (here a
+// replace directory beside it; the module cache is the same case) is
+// instrumented, and its file gets highlights once the client opens it ("go to
+// definition"), not before: a build has thousands of such files.
+func TestCoverageOfOpenDependency(t *testing.T) {
+	requireEngine(t)
+	root := testws.Write(t, map[string]string{
+		"app/go.mod":      "module example.com/app\n\ngo 1.22\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+		"app/app_test.go": "package app\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc FuzzParse(f *testing.F) {\n\tf.Add([]byte(\"x\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { dep.Parse(b) })\n}\n",
+		"dep/go.mod":      "module example.com/dep\n\ngo 1.22\n",
+		"dep/dep.go":      "package dep\n\n// Parse counts the bytes that are letters.\nfunc Parse(b []byte) int {\n\tn := 0\n\tfor _, c := range b {\n\t\tif c >= 'a' && c <= 'z' {\n\t\t\tn++\n\t\t}\n\t}\n\treturn n\n}\n",
+	})
+	app, depGo := filepath.Join(root, "app"), filepath.Join(root, "dep", "dep.go")
+	depURI := string(uri.File(depGo))
+	p := startInProcess(t, Options{BatchDelay: 100 * time.Millisecond})
+	p.initialize(app, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(filepath.Join(app, "app_test.go"))), Target: "FuzzParse"}); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c := p.client
+	depCovered := func(from int) (named, covered bool) {
+		for _, cp := range c.coverage[from:] {
+			for _, f := range cp.Files {
+				if f.URI == depURI {
+					named, covered = true, covered || len(f.Covered) > 0
+				}
+			}
+		}
+		return named, covered
+	}
+	var n int
+	c.await(t, "a coverage notification", 90*time.Second, func() bool { n = len(c.coverage); return n > 0 })
+	if named, _ := func() (bool, bool) { c.mu.Lock(); defer c.mu.Unlock(); return depCovered(0) }(); named {
+		t.Errorf("dep.go, outside the workspace and not open, was sent")
+	}
+	p.open(depGo)
+	c.await(t, "coverage of dep.go once open", 30*time.Second, func() bool {
+		_, covered := depCovered(n)
+		return covered
+	})
 }

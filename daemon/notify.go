@@ -3,6 +3,7 @@ package daemon
 import (
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,9 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 	mappers := map[string]*mapper{}
 	var order []string
 	for i, b := range blocks {
-		if !s.inWorkspace(b.File) { // instrumented dependencies from the module cache
+		if !s.inWorkspace(b.File) && !s.isOpen(b.File) {
+			// A dependency's file (module cache, a replace outside the
+			// workspace) only while the client shows it: there may be thousands.
 			continue
 		}
 		fc := byFile[b.File]
@@ -72,12 +75,31 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 }
 
 // sendCoverageForFile sends coverage for the sessions whose package holds path
-// (after the client opened or first edited it).
+// (after the client opened or first edited it), or, for a file outside the
+// workspace (a dependency's, opened by "go to definition"), whose build
+// instrumented it.
 func (s *server) sendCoverageForFile(path string) {
 	dir := filepath.Dir(path)
-	for _, id := range s.sessionIDs(func(t engine.Target) bool { return t.Dir == dir }) {
+	inWorkspace := s.inWorkspace(path)
+	s.mu.Lock()
+	var ids []string
+	for id, sess := range s.sessions {
+		if sess.target.Dir == dir || !inWorkspace && strings.HasSuffix(path, ".go") && sess.fs.DependsOn(path) {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	for _, id := range ids {
 		s.sendCoverage(id)
 	}
+}
+
+// isOpen reports whether the client has path open.
+func (s *server) isOpen(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.docs[path] != nil
 }
 
 func toFProto(p protocol.Position) fproto.Position {
