@@ -39,10 +39,16 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 	byFile := map[string]*fproto.FileCoverage{}
 	mappers := map[string]*mapper{}
 	var order []string
+	shown := map[string]bool{} // per file, decided once: a build has thousands of blocks
 	for i, b := range blocks {
-		if !s.inWorkspace(b.File) && !s.isOpen(b.File) {
+		show, ok := shown[b.File]
+		if !ok {
 			// A dependency's file (module cache, a replace outside the
 			// workspace) only while the client shows it: there may be thousands.
+			show = s.inWorkspace(b.File) || s.isOpen(b.File)
+			shown[b.File] = show
+		}
+		if !show {
 			continue
 		}
 		fc := byFile[b.File]
@@ -80,17 +86,10 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 // instrumented it.
 func (s *server) sendCoverageForFile(path string) {
 	dir := filepath.Dir(path)
-	inWorkspace := s.inWorkspace(path)
-	s.mu.Lock()
-	var ids []string
-	for id, sess := range s.sessions {
-		if sess.target.Dir == dir || !inWorkspace && strings.HasSuffix(path, ".go") && sess.fs.DependsOn(path) {
-			ids = append(ids, id)
-		}
-	}
-	s.mu.Unlock()
-	sort.Strings(ids)
-	for _, id := range ids {
+	dependency := !s.inWorkspace(path) && strings.HasSuffix(path, ".go")
+	for _, id := range s.sessionIDs(func(sess *session) bool {
+		return sess.target.Dir == dir || dependency && sess.fs.DependsOn(path)
+	}) {
 		s.sendCoverage(id)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -324,7 +325,7 @@ func (s *server) handleEvent(ev engine.Event) {
 		if ev.Err != nil {
 			// The engine keeps the last good build's blocks; edited files get
 			// empty lists (fileText says they are stale).
-			for _, id := range s.sessionIDs(func(t engine.Target) bool { return t.Package == ev.Package }) {
+			for _, id := range s.sessionIDs(func(sess *session) bool { return sess.target.Package == ev.Package }) {
 				s.sendCoverage(id)
 			}
 		}
@@ -382,13 +383,16 @@ func (s *server) handleEvent(ev engine.Event) {
 	}
 }
 
-// sessionIDs lists the running sessions whose target matches.
-func (s *server) sessionIDs(match func(engine.Target) bool) []string {
+// sessionIDs lists the running sessions that match, in order. match runs
+// without s.mu held: it may ask the engine's session.
+func (s *server) sessionIDs(match func(*session) bool) []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	all := make(map[string]*session, len(s.sessions))
+	maps.Copy(all, s.sessions)
+	s.mu.Unlock()
 	var ids []string
-	for id, sess := range s.sessions {
-		if match(sess.target) {
+	for id, sess := range all {
+		if match(sess) {
 			ids = append(ids, id)
 		}
 	}
