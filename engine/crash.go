@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
 // failure is a failure as classified from a worker's output, before it becomes a Crash.
@@ -152,6 +154,16 @@ func (f *failure) locate(u userFrames) {
 // for a panic or a t.Error/t.Fatal in the fuzz function.
 func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 	f := &failure{output: out}
+	if msg, ok := strings.CutPrefix(out, fuzzrt.OOMPrefix); ok {
+		// The worker's own check: the input grew the heap past the limit.
+		f.kind = KindOOM
+		f.message, _, _ = strings.Cut(msg, "\n")
+		if gs := goroutines(msg); len(gs) > 0 {
+			f.frames = u.frames(gs[0])
+		}
+		f.locate(u)
+		return f
+	}
 	if i := strings.Index(out, "panic: "); i >= 0 {
 		f.kind = KindPanic
 		msg := out[i+len("panic: "):]

@@ -71,6 +71,7 @@ func TestCrashKinds(t *testing.T) {
 		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},
 		{"busy loop with a comparison", "FuzzSpin", KindHang, "MARK:spin", "crashers.go"},
 		{"unbounded allocation", "FuzzAlloc", KindOOM, "MARK:oom", "crashers.go"},
+		{"one allocation past the limit, never touched", "FuzzBigAlloc", KindOOM, "MARK:bigalloc", "crashers.go"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.target, func(t *testing.T) {
@@ -93,11 +94,41 @@ func TestCrashKinds(t *testing.T) {
 			if c.Kind != tc.kind || c.File != file || (c.Line != line && !((tc.kind == KindHang || tc.kind == KindOOM) && c.Line >= line && c.Line <= line+3)) {
 				t.Errorf("%s: got %s at %s:%d, want %s at %s:%d\nmessage: %s\noutput:\n%s", tc.desc, c.Kind, c.File, c.Line, tc.kind, file, line, c.Message, truncate(c.Output, 3000))
 			}
+			if c.Flaky {
+				t.Errorf("%s: reported flaky; every replay of it fails", tc.desc)
+			}
 			vals, err := fuzzrt.Unmarshal([]byte(c.Input))
 			if err != nil || len(vals) != 1 || len(vals[0].(string)) < 4 || vals[0].(string)[:4] != "boom" {
 				t.Errorf("%s: input %q does not trigger the bug (%v)", tc.desc, c.Input, err)
 			}
 		})
+	}
+}
+
+// TestOOMOnEveryWorker: an allocation past the memory limit that the target never
+// touches is not resident on a fresh worker (the runtime clears only reused
+// memory), so resident memory alone catches it on some workers and not others.
+// The worker's heap check fails it on every one: each replay here starts a new
+// worker and runs the input once.
+func TestOOMOnEveryWorker(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	s, _ := fuzzOnce(t, dir, "FuzzBigAlloc", Options{Parallel: 1, MinimizeTime: 5 * time.Second, RSSLimitMB: 300})
+	cs := s.Crashes()
+	if len(cs) != 1 || cs[0].Kind != KindOOM || cs[0].Flaky {
+		t.Fatalf("crashes = %+v, want one oom, not flaky", cs)
+	}
+	if want := "over the limit of 300 MiB"; !strings.Contains(cs[0].Message, want) {
+		t.Errorf("message %q does not say %q", cs[0].Message, want)
+	}
+	file := filepath.Join(dir, "crashers.go")
+	line := markerLine(t, file, "MARK:bigalloc")
+	for i := range 3 {
+		r := &replayer{s: s}
+		f, ok := r.run(t.Context(), cs[0].Input)
+		r.close()
+		if !ok || f == nil || f.kind != KindOOM || f.file != file || f.line != line {
+			t.Fatalf("replay %d on a fresh worker: %+v (ran: %v), want an oom at %s:%d", i, f, ok, file, line)
+		}
 	}
 }
 

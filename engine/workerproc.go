@@ -68,6 +68,12 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 	if o.Nice > 0 {
 		cmd.Env = append(cmd.Env, fuzzrt.EnvNice+"="+strconv.Itoa(o.Nice))
 	}
+	if rssLimitMB > 0 {
+		// The worker checks each execution's heap growth against the limit too:
+		// an allocation it never touches is not resident, so the watchdog below
+		// would miss it on one worker and catch it on another.
+		cmd.Env = append(cmd.Env, fuzzrt.EnvMemLimit+"="+strconv.Itoa(rssLimitMB))
+	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
 		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
 	cmd.Stderr = w.stderr

@@ -74,6 +74,16 @@ func Alloc(s string) [][]byte {
 	return keep
 }
 
+// BigAlloc asks for a gigabyte it never touches: no page of it is resident on a
+// fresh worker, so only the heap's growth shows it.
+func BigAlloc(s string) int {
+	if trigger(s) {
+		buf := make([]byte, 1<<30) // MARK:bigalloc
+		return len(buf)
+	}
+	return 0
+}
+
 // Slow takes 0.7 s for every input: longer than the adaptive hang limit's floor, but
 // no hang, since every input takes as long.
 func Slow(s string) {

@@ -50,6 +50,11 @@ func FuzzAlloc(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { Alloc(s) })
 }
 
+func FuzzBigAlloc(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { BigAlloc(s) })
+}
+
 func FuzzNoBug(f *testing.F) {
 	f.Add("boo")
 	f.Fuzz(func(t *testing.T, s string) {
