@@ -102,7 +102,7 @@ func TestBlamePackages(t *testing.T) {
 	vh := loadVarHooks(t.TempDir())
 	vh.hookedPkgs = map[string]bool{"gopkg.in/yaml.v3": true, "example.com/app": true, "example.com/lib": true}
 	out := "# gopkg.in/yaml.v3\n" +
-		"zz_fuzzls_instrumentation.go:9: type parameter requires go1.18 or later (-lang was set to go1.16; check go.mod)\n" +
+		"../../.cache/fuzzls/build/app-0123456789ab/mods/gopkg.in_yaml.v3_v3.0.1/zz_fuzzls_instrumentation.go:9: type parameter requires go1.18 or later (-lang was set to go1.16; check go.mod)\n" +
 		"# example.com/app [example.com/app.test]\n" +
 		"./app.go:12:2: undefined: frobnicate\n"
 	if !vh.blamePackages(&BuildError{Output: out}) {
@@ -111,7 +111,8 @@ func TestBlamePackages(t *testing.T) {
 	if vh.plain["gopkg.in/yaml.v3"] == "" || vh.plain["example.com/app"] != "" || vh.plain["example.com/lib"] != "" {
 		t.Errorf("plain = %q, want yaml.v3 only", vh.plain)
 	}
-	if w := vh.warnings(); len(w) != 1 || !strings.Contains(w[0], "gopkg.in/yaml.v3") || !strings.Contains(w[0], "-lang was set to go1.16") {
+	if w := vh.warnings(); len(w) != 1 || !strings.Contains(w[0], "gopkg.in/yaml.v3") || !strings.Contains(w[0], "-lang was set to go1.16") ||
+		!strings.Contains(w[0], ": zz_fuzzls_instrumentation.go:9: ") || strings.Contains(w[0], "/mods/") {
 		t.Errorf("warnings = %q", w)
 	}
 	if vh.blamePackages(&BuildError{Output: out}) {

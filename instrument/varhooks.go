@@ -134,7 +134,7 @@ func (vh *varHooks) blamePackages(be *BuildError) bool {
 		}
 		if strings.Contains(line, "Fuzzls") || strings.Contains(line, "zz_fuzzls_instrumentation.go") ||
 			strings.Contains(line, "-lang was set to") {
-			vh.plain[pkg] = strings.TrimSpace(line)
+			vh.plain[pkg] = baseNamed(strings.TrimSpace(line))
 			blamed = true
 		}
 	}
@@ -149,4 +149,15 @@ func (vh *varHooks) warnings() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// baseNamed shortens a compiler message's file to its base name: the file is in
+// an instrumented copy under the cache directory, a path that means nothing to
+// the user, while the package is named beside it.
+func baseNamed(msg string) string {
+	file, rest, ok := strings.Cut(msg, ".go:")
+	if !ok || strings.ContainsAny(file, " \t") {
+		return msg
+	}
+	return filepath.Base(file) + ".go:" + rest
 }
