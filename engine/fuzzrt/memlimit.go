@@ -19,7 +19,7 @@ import (
 // for this. Here, after each execution, the heap's growth over it (bytes in
 // objects, live or not yet swept, per runtime/metrics) is compared with the
 // limit: an input that grew the heap past it fails as an oom on every worker.
-// The check costs about 0.3 µs per execution (BenchmarkHeapRead).
+// The check costs 0.2–0.3 µs per execution (BenchmarkHeapRead).
 
 // EnvMemLimit is the worker's memory limit in MiB, set by the coordinator.
 const EnvMemLimit = "FUZZLS_MEMLIMIT"
