@@ -61,6 +61,13 @@ func (g *heapGrowth) read() (heap, cycles uint64) {
 	return g.sample[0].Value.Uint64(), g.sample[1].Value.Uint64()
 }
 
+// reset makes now the start of the next execution's measurement.
+func (g *heapGrowth) reset() {
+	if g != nil {
+		g.last, _ = g.read()
+	}
+}
+
 // grewPast reports the heap's growth since the last read, and whether it passed
 // the limit. A collection during the execution makes the growth look smaller,
 // never larger: an input is never blamed for memory another one left behind.

@@ -19,7 +19,8 @@ func allocSmall(n, times int) {
 
 // TestHeapGrowth: an execution that allocates past the limit, untouched, is
 // caught and blamed on its allocation; one that allocates as much in small
-// garbage spread over collections, and the ones after the oom, are not.
+// garbage spread over collections, the ones after the oom, and one after memory
+// allocated outside any execution, are not.
 func TestHeapGrowth(t *testing.T) {
 	t.Setenv(EnvMemLimit, "64")
 	g := newHeapGrowth()
@@ -48,6 +49,15 @@ func TestHeapGrowth(t *testing.T) {
 	if grew, over := g.grewPast(); over {
 		t.Errorf("after the oom: grew %d MiB, reported over the limit", grew>>20)
 	}
+	// Memory allocated between executions (a TestMain's data, a request) is
+	// left out once the worker resets the measurement before executing.
+	allocUntouched(100 << 20)
+	g.reset()
+	allocSmall(64<<10, 16)
+	if grew, over := g.grewPast(); over {
+		t.Errorf("after a reset: grew %d MiB, reported over the limit", grew>>20)
+	}
+	sink = nil
 	t.Setenv(EnvMemLimit, "")
 	if newHeapGrowth() != nil {
 		t.Error("a heap check with no limit set")

@@ -104,6 +104,11 @@ func (w *worker) readRequests() {
 
 // handle applies one request. A Fuzz request arms the loop; Stop disarms it.
 func (w *worker) handle(r Request) {
+	if r.Fuzz != nil || r.Exec != nil {
+		// What the process allocated since its last execution (testing's set-up,
+		// a TestMain's, the request) is not the next input's doing.
+		w.rt.heap.reset()
+	}
 	switch {
 	case r.Stop:
 		w.mut = nil
