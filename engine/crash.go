@@ -21,6 +21,7 @@ type failure struct {
 	frames  []Frame
 	file    string // first frame inside the user's module
 	line    int
+	fn      string // that frame's function
 	output  string
 	// exitSignal: the process was killed by a signal the watchdogs did not send.
 	exitSignal bool
@@ -30,9 +31,20 @@ type failure struct {
 // happens. Minimization keeps it; deduplication groups by it.
 func (f *failure) signature() string {
 	if f.file != "" {
-		return fmt.Sprintf("%s@%s:%d", f.kind, f.file, f.line)
+		return f.kind + "@" + f.where(f.file)
 	}
 	return f.kind + ":" + f.message
+}
+
+// where is the failure's place in file: its line, or for a hang or an oom its
+// function. Those are located by a stack taken while the input runs (the
+// watchdog's SIGQUIT), which lands on any line of the loop that spins or
+// allocates, a different one on each replay.
+func (f *failure) where(file string) string {
+	if (f.kind == KindHang || f.kind == KindOOM) && f.fn != "" {
+		return file + ":" + f.fn
+	}
+	return fmt.Sprintf("%s:%d", file, f.line)
 }
 
 // crashID is stable across runs: target, kind and location (file relative to the module).
@@ -41,7 +53,7 @@ func crashID(t Target, f *failure, moduleDir string) string {
 	if rel, err := filepath.Rel(moduleDir, file); err == nil {
 		file = rel
 	}
-	loc := fmt.Sprintf("%s:%d", file, f.line)
+	loc := f.where(file)
 	if f.file == "" {
 		loc = f.message
 	}
@@ -144,7 +156,7 @@ func goroutines(text string) [][]string {
 func (f *failure) locate(u userFrames) {
 	for _, fr := range f.frames {
 		if u.is(fr.File) {
-			f.file, f.line = fr.File, fr.Line
+			f.file, f.line, f.fn = fr.File, fr.Line, fr.Function
 			return
 		}
 	}
@@ -155,7 +167,7 @@ func (f *failure) locate(u userFrames) {
 func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 	f := &failure{output: out}
 	if msg, ok := strings.CutPrefix(out, fuzzrt.OOMPrefix); ok {
-		// The worker's own check: the input grew the heap past the limit.
+		// The worker's own check: the input allocated past the limit at one place.
 		f.kind = KindOOM
 		f.message, _, _ = strings.Cut(msg, "\n")
 		if gs := goroutines(msg); len(gs) > 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,34 @@ example.com/m.FuzzYAML.func1(0x1)
 	frames := parseFrames(strings.Split(out, "\n"))
 	if len(frames) != 2 || frames[0].Function != "gopkg.in/yaml.v3.(*decoder).mapping" {
 		t.Errorf("frames %+v, want gopkg.in/yaml.v3.(*decoder).mapping first", frames)
+	}
+}
+
+// TestSignatureOfLoopFailures: a hang or an oom is located by a stack taken while
+// the input runs, on whichever line of its loop it was; replays of one input land
+// on different lines and must still be the same failure (else minimization finds
+// it flaky), with the same crash id. Panics keep their line.
+func TestSignatureOfLoopFailures(t *testing.T) {
+	u := userFrames{dirs: []string{"/m"}}
+	dump := func(line int) string {
+		return fmt.Sprintf("goroutine 7 [running]:\nexample.com/m.Alloc(...)\n\t/m/a.go:%d +0x1d\nexample.com/m.FuzzAlloc.func1(...)\n\t/m/a_test.go:9 +0x2a\n", line)
+	}
+	target := Target{Package: "example.com/m", Name: "FuzzAlloc", Dir: "/m"}
+	for _, kind := range []string{KindHang, KindOOM} {
+		d1 := death{stderr: "SIGQUIT: quit\n\n" + dump(12), hung: kind == KindHang, oom: kind == KindOOM}
+		d2 := d1
+		d2.stderr = "SIGQUIT: quit\n\n" + dump(14)
+		f1, f2 := classifyDeath(d1, u, "example.com/m.FuzzAlloc.func"), classifyDeath(d2, u, "example.com/m.FuzzAlloc.func")
+		if f1.kind != kind || f1.line != 12 || f2.line != 14 {
+			t.Fatalf("%s: classified as %s at %d and %d", kind, f1.kind, f1.line, f2.line)
+		}
+		if f1.signature() != f2.signature() || crashID(target, f1, "/m") != crashID(target, f2, "/m") {
+			t.Errorf("%s: lines 12 and 14 of one function are different failures: %q, %q", kind, f1.signature(), f2.signature())
+		}
+	}
+	p1 := classifyOutput("panic: boom\n\n"+dump(12), u, "/m")
+	p2 := classifyOutput("panic: boom\n\n"+dump(14), u, "/m")
+	if p1.signature() == p2.signature() {
+		t.Errorf("panics on lines 12 and 14 are one failure: %q", p1.signature())
 	}
 }

@@ -69,7 +69,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 		cmd.Env = append(cmd.Env, fuzzrt.EnvNice+"="+strconv.Itoa(o.Nice))
 	}
 	if rssLimitMB > 0 {
-		// The worker checks each execution's heap growth against the limit too:
+		// The worker checks what each execution allocates against the limit too:
 		// an allocation it never touches is not resident, so the watchdog below
 		// would miss it on one worker and catch it on another.
 		cmd.Env = append(cmd.Env, fuzzrt.EnvMemLimit+"="+strconv.Itoa(rssLimitMB))

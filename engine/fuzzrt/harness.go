@@ -54,7 +54,7 @@ type runtimeState struct {
 	counters [][]uint8
 	total    int
 	mem      *Mem
-	heap     *heapGrowth // the per-execution memory limit; nil (off) outside workers
+	heap     *heapCheck // the per-execution memory limit; nil (off) outside workers
 	cmp      cmpState
 	hasCmp   bool
 
@@ -82,7 +82,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		rt.mem = mem
 		setHeapFloor()
 		lowerPriority()
-		rt.heap = newHeapGrowth()
+		rt.heap = newHeapCheck()
 	}
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook

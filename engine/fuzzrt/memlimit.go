@@ -16,92 +16,93 @@ import (
 // worker whose heap already holds freed spans, the runtime clears reused memory
 // and the same allocation is resident — so the same input was an oom on one
 // worker and passed on another (reported flaky). libFuzzer has -malloc_limit_mb
-// for this. Here, after each execution, the heap's growth over it (bytes in
-// objects, live or not yet swept, per runtime/metrics) is compared with the
-// limit: an input that grew the heap past it fails as an oom on every worker.
+// for this. Here, after each execution, the bytes it allocated (a cumulative
+// counter of runtime/metrics, which the collector's progress does not move) are
+// compared with the limit; past it, the allocation profile must show one site
+// that allocated more than the limit, which is then the failure's location. So
+// an input that asks for more than the limit fails as an oom on every worker,
+// and one that merely churns through garbage does not.
 // The check costs 0.2–0.3 µs per execution (BenchmarkHeapRead).
 
 // EnvMemLimit is the worker's memory limit in MiB, set by the coordinator.
 const EnvMemLimit = "FUZZLS_MEMLIMIT"
 
-// OOMPrefix starts the failure text of an input that grew the heap past the limit.
+// OOMPrefix starts the failure text of an input that allocated past the limit.
 const OOMPrefix = "fuzzls: out of memory: "
 
-// heapGrowth measures how much the heap grows over each execution, and keeps
-// the runtime's allocation profile as of a collection before the running
-// execution, so that an input found over the limit can be blamed on the
-// allocation site that grew the most since then. Running the input again to
+// heapCheck measures what each execution allocates, and keeps the runtime's
+// allocation profile as of a collection before the running execution, so that
+// an input found over the limit can be blamed on the allocation site that
+// allocated the most since then. Running the input again to
 // find it would not do: its memory, reused, is cleared, hence resident, and the
 // watchdog kills the worker.
-type heapGrowth struct {
+type heapCheck struct {
 	limit  uint64           // bytes; 0 = off
-	sample []metrics.Sample // heap bytes in objects, collections so far
-	last   uint64           // heap bytes in objects at the last read
+	sample []metrics.Sample // bytes allocated so far, collections so far
+	last   uint64           // bytes allocated at the last read
 	cycles uint64           // collections when prof was taken
 	prof   map[[32]uintptr]int64
 	recs   []runtime.MemProfileRecord
 }
 
-func newHeapGrowth() *heapGrowth {
+func newHeapCheck() *heapCheck {
 	mb, err := strconv.Atoi(os.Getenv(EnvMemLimit))
 	if err != nil || mb <= 0 {
 		return nil
 	}
-	g := &heapGrowth{limit: uint64(mb) << 20, sample: []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
+	g := &heapCheck{limit: uint64(mb) << 20, sample: []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
 		{Name: "/gc/cycles/total:gc-cycles"},
 	}}
+	// A collection first, so that the baseline profile holds everything
+	// allocated so far (a collection publishes it), not as of the last one.
+	runtime.GC()
 	g.last, g.cycles = g.read()
 	g.prof = g.profile(nil)
 	return g
 }
 
-func (g *heapGrowth) read() (heap, cycles uint64) {
+func (g *heapCheck) read() (allocated, cycles uint64) {
 	metrics.Read(g.sample)
 	return g.sample[0].Value.Uint64(), g.sample[1].Value.Uint64()
 }
 
 // reset makes now the start of the next execution's measurement.
-func (g *heapGrowth) reset() {
+func (g *heapCheck) reset() {
 	if g != nil {
 		g.last, _ = g.read()
 	}
 }
 
-// grewPast reports the heap's growth since the last read, and whether it passed
-// the limit. A collection during the execution makes the growth look smaller,
-// never larger: an input is never blamed for memory another one left behind.
-// After a collection it takes a new profile snapshot, the baseline of the next
-// report (a collection publishes the profile; it does not change in between).
-func (g *heapGrowth) grewPast() (uint64, bool) {
+// check measures what the execution that just ended allocated and returns the
+// failure text when it asked for more than the limit, "" otherwise. After a
+// collection it takes a new profile snapshot, the baseline of the next report:
+// a collection publishes the profile, which does not change in between.
+func (g *heapCheck) check() string {
 	if g == nil {
-		return 0, false
+		return ""
 	}
 	now, cycles := g.read()
-	grew := uint64(0)
-	if now > g.last {
-		grew = now - g.last
-	}
+	allocated := now - g.last
 	g.last = now
-	if grew > g.limit {
-		return grew, true
+	if allocated > g.limit {
+		return g.confirm()
 	}
 	if cycles != g.cycles {
 		g.cycles = cycles
 		g.prof = g.profile(g.prof)
 	}
-	return grew, false
+	return ""
 }
 
-// oomReport is the failure text of an input that grew the heap by grew bytes: the
-// message, then the stack of the allocation site whose sampled bytes grew the
-// most since the last snapshot, in the shape of a traceback so that the
-// coordinator reads its frames as any other. The input's allocations dominate
-// that growth: they are over the limit, the other executions' since the last
-// collection are within the heap's floor.
-func (g *heapGrowth) oomReport(grew uint64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%sthe input grew the heap by %d MiB, over the limit of %d MiB\n", OOMPrefix, grew>>20, g.limit>>20)
+// confirm looks for the allocation site behind an execution that allocated
+// more than the limit: the one whose sampled bytes grew the most since the
+// last snapshot. If that is more than the limit (small objects are sampled, a
+// large one counts in full, so garbage churned through in small objects does
+// not get there), the result is the failure text: the message, then the
+// site's stack in the shape of a traceback, so that the coordinator reads its
+// frames as any other.
+func (g *heapCheck) confirm() string {
 	runtime.GC() // publishes the profile up to now
 	before := g.prof
 	var best []uintptr
@@ -111,27 +112,30 @@ func (g *heapGrowth) oomReport(grew uint64) string {
 			most, best = d, r.Stack()
 		}
 	}
-	if len(best) > 0 {
-		b.WriteString("\ngoroutine 1 [allocating]:\n")
-		frames := runtime.CallersFrames(best)
-		for {
-			f, more := frames.Next()
-			if !strings.HasPrefix(f.Function, "runtime.") {
-				fmt.Fprintf(&b, "%s(...)\n\t%s:%d\n", f.Function, f.File, f.Line)
-			}
-			if !more {
-				break
-			}
+	g.last, g.cycles = g.read()
+	g.prof = g.profile(g.prof)
+	if most <= int64(g.limit) {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sthe input allocated %d MiB at one place, over the limit of %d MiB\n", OOMPrefix, most>>20, g.limit>>20)
+	b.WriteString("\ngoroutine 1 [allocating]:\n")
+	frames := runtime.CallersFrames(best)
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "runtime.") {
+			fmt.Fprintf(&b, "%s(...)\n\t%s:%d\n", f.Function, f.File, f.Line)
+		}
+		if !more {
+			break
 		}
 	}
-	g.last, g.cycles = g.read()
-	g.prof = g.profile(nil)
 	return b.String()
 }
 
 // profile returns the sampled bytes allocated so far per stack, in m (cleared)
 // or a new map.
-func (g *heapGrowth) profile(m map[[32]uintptr]int64) map[[32]uintptr]int64 {
+func (g *heapCheck) profile(m map[[32]uintptr]int64) map[[32]uintptr]int64 {
 	recs := g.records()
 	if m == nil {
 		m = make(map[[32]uintptr]int64, len(recs))
@@ -144,7 +148,7 @@ func (g *heapGrowth) profile(m map[[32]uintptr]int64) map[[32]uintptr]int64 {
 }
 
 // records reads the allocation profile into a buffer kept between calls.
-func (g *heapGrowth) records() []runtime.MemProfileRecord {
+func (g *heapCheck) records() []runtime.MemProfileRecord {
 	for {
 		n, ok := runtime.MemProfile(g.recs, true)
 		if ok {

@@ -378,9 +378,8 @@ func (w *worker) run(vals []any) (string, time.Duration) {
 		w.rt.mem.SetSlowest(dur)
 	}
 	w.rt.mem.ClearExitSite()
-	grew, over := w.rt.heap.grewPast()
-	if err == nil && over {
-		return w.rt.heap.oomReport(grew), dur
+	if oom := w.rt.heap.check(); err == nil && oom != "" {
+		return oom, dur
 	}
 	if err == nil {
 		return "", dur

@@ -42,7 +42,7 @@ func TestReweigh(t *testing.T) {
 
 // BenchmarkHotPath measures what the worker adds to each execution besides the
 // target and testing's own call: copying the input, encoding it into shared memory,
-// resetting and scanning 2,000 counters, one mutation, and the heap-growth check
+// resetting and scanning 2,000 counters, one mutation, and the allocation check
 // of the memory limit.
 func BenchmarkHotPath(b *testing.B) {
 	b.Setenv(EnvMemLimit, "2048")
@@ -52,7 +52,7 @@ func BenchmarkHotPath(b *testing.B) {
 	}
 	defer mem.Close()
 	counters := [][]uint8{make([]uint8, 1500), make([]uint8, 500)}
-	rt := &runtimeState{counters: counters, total: 2000, mem: mem, heap: newHeapGrowth()}
+	rt := &runtimeState{counters: counters, total: 2000, mem: mem, heap: newHeapCheck()}
 	w := &worker{rt: rt, seen: make([]uint8, 2000), mut: NewMutator(1)}
 	src := []any{[]byte("GET /index.html HTTP/1.1\r\n"), 42}
 	var scratch []any
@@ -71,7 +71,7 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		}
 		mem.ClearExitSite()
-		rt.heap.grewPast()
+		rt.heap.check()
 	}
 }
 
