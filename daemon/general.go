@@ -192,7 +192,7 @@ func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol
 }
 
 // DidChangeConfiguration applies new settings. Engine settings (parallel,
-// timeout, rssLimitMB, cacheDir, keepFuzzing) take effect at the next start
+// timeout, rssLimitMB, nice, cacheDir, keepFuzzing) take effect at the next start
 // once no session runs; autoStart "workspace" starts everything now.
 func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	s.mu.Lock()
@@ -292,11 +292,16 @@ type settings struct {
 	KeepFuzzing bool          // go on after a failure
 	Timeout     time.Duration // per input; 0 = engine default
 	RSSLimitMB  int           // per worker; 0 = engine default
+	Nice        int           // the workers' nice value; 0 = the daemon's own
 	CacheDir    string        // engine default if empty
 }
 
+// defaultNice is the daemon's workers' nice value unless set: fuzzing on every
+// core must not make the editor, gopls or the build of a save wait.
+const defaultNice = 10
+
 func defaultSettings() settings {
-	return settings{AutoStart: autoStartOff, KeepFuzzing: true}
+	return settings{AutoStart: autoStartOff, KeepFuzzing: true, Nice: defaultNice}
 }
 
 // update applies the fields present in raw and reports invalid ones (the
@@ -308,6 +313,7 @@ func (st *settings) update(raw []byte) error {
 		KeepFuzzing *bool           `json:"keepFuzzing"`
 		Timeout     json.RawMessage `json:"timeout"`
 		RSSLimitMB  *int            `json:"rssLimitMB"`
+		Nice        *int            `json:"nice"`
 		CacheDir    *string         `json:"cacheDir"`
 	}
 	var outer struct {
@@ -367,6 +373,13 @@ func (st *settings) update(raw []byte) error {
 			st.RSSLimitMB = *w.RSSLimitMB
 		}
 	}
+	if w.Nice != nil {
+		if *w.Nice < 0 || *w.Nice > 19 {
+			errs = append(errs, fmt.Sprintf("nice %d is not between 0 and 19", *w.Nice))
+		} else {
+			st.Nice = *w.Nice
+		}
+	}
 	if w.CacheDir != nil {
 		dir := *w.CacheDir
 		if strings.HasPrefix(dir, "~/") {
@@ -386,10 +399,6 @@ func (st *settings) update(raw []byte) error {
 	return nil
 }
 
-// workerNice is the daemon's workers' nice value: fuzzing on every core must not
-// make the editor, gopls or the build of a save wait.
-const workerNice = 10
-
 func (st settings) engineOptions(log io.Writer) engine.Options {
 	return engine.Options{
 		CacheDir:    st.CacheDir,
@@ -397,7 +406,7 @@ func (st settings) engineOptions(log io.Writer) engine.Options {
 		Timeout:     st.Timeout,
 		KeepFuzzing: st.KeepFuzzing,
 		RSSLimitMB:  st.RSSLimitMB,
-		Nice:        workerNice,
+		Nice:        st.Nice,
 		Log:         log,
 		Persistent:  true,
 	}

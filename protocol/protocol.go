@@ -117,12 +117,14 @@ type ShowInputResult struct {
 
 // Settings are the daemon's settings, sent by the client as initializationOptions
 // and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
-// key). Zero values mean the defaults.
+// key). Zero values mean the defaults, except for nice, whose default (absent)
+// is 10 and whose 0 is the daemon's own priority.
 type Settings struct {
 	AutoStart   string `json:"autoStart"`   // "off" | "openFiles" | "workspace"
 	Parallel    int    `json:"parallel"`    // worker processes in total; 0: number of CPUs
 	KeepFuzzing bool   `json:"keepFuzzing"` // go on after a failure
 	Timeout     string `json:"timeout"`     // per input, a Go duration ("10s") or seconds; "": adaptive
 	RSSLimitMB  int    `json:"rssLimitMB"`  // per worker
+	Nice        int    `json:"nice"`        // the workers' nice value, 0 to 19; absent: 10
 	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes
 }

@@ -30,6 +30,11 @@ function int(v: unknown, def: number): number {
 	return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : def;
 }
 
+/** niceValue keeps a nice value from 0 to 19, else the default, 10. */
+function niceValue(n: number): number {
+	return n <= 19 ? n : 10;
+}
+
 /** daemonSettings reads the settings the daemon needs, falling back to defaults on nonsense. */
 export function daemonSettings(get: Getter): DaemonSettings {
 	const autoStart = get<string>('autoStart', 'off');
@@ -41,6 +46,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		keepFuzzing: get<boolean>('keepFuzzing', true) !== false,
 		timeout: typeof timeout === 'string' ? timeout.trim() : '',
 		rssLimitMB: int(get<number>('rssLimitMB', 2048), 2048),
+		nice: niceValue(int(get<number>('nice', 10), 10)),
 		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : '',
 	};
 }

@@ -119,7 +119,8 @@ export interface ShowInputResult {
 /**
  * Settings are the daemon's settings, sent by the client as initializationOptions
  * and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
- * key). Zero values mean the defaults.
+ * key). Zero values mean the defaults, except for nice, whose default (absent)
+ * is 10 and whose 0 is the daemon's own priority.
  */
 export interface Settings {
 	autoStart: string;
@@ -127,5 +128,6 @@ export interface Settings {
 	keepFuzzing: boolean;
 	timeout: string;
 	rssLimitMB: number;
+	nice: number;
 	cacheDir: string;
 }

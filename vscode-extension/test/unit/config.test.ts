@@ -10,19 +10,19 @@ function getter(values: Record<string, unknown>): Getter {
 
 describe('daemonSettings (initializationOptions)', () => {
 	it('defaults', () => {
-		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, cacheDir: '' });
+		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '' });
 	});
 	it('passes the settings through, leaving out the client-only ones', () => {
-		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: ' 2s ', rssLimitMB: 512, cacheDir: '/tmp/c', path: '/x', coverageDecorator: 'gutter' }));
-		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: '2s', rssLimitMB: 512, cacheDir: '/tmp/c' });
+		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: ' 2s ', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', path: '/x', coverageDecorator: 'gutter' }));
+		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: '2s', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c' });
 		assert.deepEqual(didChangeConfigurationSettings(got), { fuzzls: got });
 	});
 	it('replaces nonsense by defaults and expands ~', () => {
 		const home = process.env.HOME;
 		process.env.HOME = '/home/u';
 		try {
-			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', cacheDir: '~/c' }));
-			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, cacheDir: '/home/u/c' });
+			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', nice: 25, cacheDir: '~/c' }));
+			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '/home/u/c' });
 		} finally {
 			process.env.HOME = home;
 		}
