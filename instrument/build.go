@@ -178,7 +178,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	berr.Package = pkg.ImportPath
 	if vh != nil {
 		vh.lines = map[string]hookedLines{}
-		vh.hookedPkgs = map[string]bool{}
+		vh.hookedPkgs = map[string]string{}
 	}
 
 	// Instrument the package itself, then its workspace dependencies.
@@ -187,14 +187,15 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 		files      []string
 		bridge     string // see Dep.Bridge
 		goVersion  string // its module's go line
+		modVersion string // module@version of a dependency from the module cache, whose files never change; else ""
 	}
 	// Test files are instrumented too: fuzz functions often hold logic of their
 	// own (round trips, invariants). External test files only when the harness is
 	// in the external package, the only place their counters are visible from.
 	_, external := generateHarness(pkg, nil, "")
-	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...), "", pkg.GoVersion}}
+	units := []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...), "", pkg.GoVersion, ""}}
 	if external && len(pkg.XTestFiles) > 0 {
-		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, "", pkg.GoVersion})
+		units = append(units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, "", pkg.GoVersion, ""})
 	}
 	// Dependencies from the module cache are instrumented in a copy of their
 	// module, which a replace directive (in an overlaid go.mod or go.work) points to.
@@ -212,7 +213,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			if bridged {
 				bridges[d.Bridge] = bridgeDest{path: filepath.Join(bdir, bridgeName+".go")}
 			}
-			units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion})
+			units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion, ""})
 			continue
 		}
 		root, ok := copied[d.ModulePath]
@@ -247,11 +248,18 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			}
 			bridges[d.Bridge] = bridgeDest{path: filepath.Join(root, brel, bridgeName+".go"), inCopy: true}
 		}
-		units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion})
+		modVersion := ""
+		if d.ModuleVersion != "" { // not a local replacement, which can change
+			modVersion = d.ModulePath + "@" + d.ModuleVersion
+		}
+		units = append(units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion, modVersion})
 	}
 	bridgePkgs := map[string]map[string]int{} // bridge → its packages, numbered
 	literals := make([][]string, len(units))
 	for ui, u := range units {
+		if vh != nil {
+			vh.knownPlain(u.importPath, u.modVersion)
+		}
 		srcs := make([][]byte, len(u.files))
 		var consts map[string]bool
 		if vh != nil {
@@ -284,7 +292,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			var sites int
 			var err error
 			if vh != nil && vh.plain[u.importPath] == "" {
-				vh.hookedPkgs[u.importPath] = true
+				vh.hookedPkgs[u.importPath] = u.modVersion
 				compiled := name // the name the compiler reports
 				if dst, ok := copyDst[name]; ok {
 					compiled = dst

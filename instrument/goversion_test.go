@@ -100,7 +100,7 @@ func TestDependencyGoLines(t *testing.T) {
 // own error is not blamed on the hooks.
 func TestBlamePackages(t *testing.T) {
 	vh := loadVarHooks(t.TempDir())
-	vh.hookedPkgs = map[string]bool{"gopkg.in/yaml.v3": true, "example.com/app": true, "example.com/lib": true}
+	vh.hookedPkgs = map[string]string{"gopkg.in/yaml.v3": "gopkg.in/yaml.v3@v3.0.1", "example.com/app": "", "example.com/lib": ""}
 	out := "# gopkg.in/yaml.v3\n" +
 		"../../.cache/fuzzls/build/app-0123456789ab/mods/gopkg.in_yaml.v3_v3.0.1/zz_fuzzls_instrumentation.go:9: type parameter requires go1.18 or later (-lang was set to go1.16; check go.mod)\n" +
 		"# example.com/app [example.com/app.test]\n" +
@@ -117,6 +117,37 @@ func TestBlamePackages(t *testing.T) {
 	}
 	if vh.blamePackages(&BuildError{Output: out}) {
 		t.Error("blamed again: a package already plain cannot be the cause")
+	}
+}
+
+// TestPlainPackagesKept: that a package of the module cache cannot take hooks
+// is kept for later builds of that module version (its files never change); a
+// workspace package's is not (the user may mend it).
+func TestPlainPackagesKept(t *testing.T) {
+	dir := t.TempDir()
+	vh := loadVarHooks(dir)
+	vh.hookedPkgs = map[string]string{"gopkg.in/yaml.v3": "gopkg.in/yaml.v3@v3.0.1", "example.com/lib": ""}
+	out := "# gopkg.in/yaml.v3\n" +
+		"zz_fuzzls_instrumentation.go:9: type parameter requires go1.18 or later (-lang was set to go1.16; check go.mod)\n" +
+		"# example.com/lib\n" +
+		"zz_fuzzls_instrumentation.go:4: cannot use FuzzlsCmpU8 (value of type func) as int value\n"
+	if !vh.blamePackages(&BuildError{Output: out}) || len(vh.plain) != 2 {
+		t.Fatalf("plain = %q, want both", vh.plain)
+	}
+	vh.save()
+	for _, tc := range []struct {
+		importPath, modVersion string
+		plain                  bool
+	}{
+		{"gopkg.in/yaml.v3", "gopkg.in/yaml.v3@v3.0.1", true},
+		{"gopkg.in/yaml.v3", "gopkg.in/yaml.v3@v3.0.2", false},
+		{"example.com/lib", "", false},
+	} {
+		later := loadVarHooks(dir)
+		later.knownPlain(tc.importPath, tc.modVersion)
+		if got := later.plain[tc.importPath] != ""; got != tc.plain {
+			t.Errorf("%s (%q): plain in a later build = %v, want %v", tc.importPath, tc.modVersion, got, tc.plain)
+		}
 	}
 }
 

@@ -23,13 +23,20 @@ type varHooks struct {
 	path  string                     // where skip is kept
 	lines map[string]hookedLines     // the last attempt's hooked lines
 	skip  map[string]map[string]bool // texts of the lines to leave alone
-	// hookedPkgs are the import paths the last attempt gave hooks to.
-	hookedPkgs map[string]bool
+	// hookedPkgs are the import paths the last attempt gave hooks to, each
+	// with its module@version if it comes from the module cache.
+	hookedPkgs map[string]string
 	// plain holds the packages to build without any hooks, each with the
 	// compiler's complaint: their hooked build failed in a way leaving out
 	// lines does not mend (a language version the module's go line denies).
-	// Kept for one Build only: the next save tries the hooks again.
+	// Kept for one Build only: the next save tries the hooks again, since the
+	// user may have mended the cause...
 	plain map[string]string
+	// ...except in a package of the module cache, whose files never change:
+	// plainPath keeps those ("importpath module@version" → complaint), so
+	// that each save does not pay for a failing build first.
+	plainPath   string
+	plainCached map[string]string
 }
 
 // hookedLines are the lines of one file that got two-operand hooks, and the
@@ -41,18 +48,34 @@ type hookedLines struct {
 
 // loadVarHooks reads what earlier builds in dir learned; nothing if unreadable.
 func loadVarHooks(dir string) *varHooks {
-	vh := &varHooks{path: filepath.Join(dir, "varskip.json"), skip: map[string]map[string]bool{}, plain: map[string]string{}}
+	vh := &varHooks{path: filepath.Join(dir, "varskip.json"), skip: map[string]map[string]bool{}, plain: map[string]string{},
+		plainPath: filepath.Join(dir, "plain.json"), plainCached: map[string]string{}}
 	if data, err := os.ReadFile(vh.path); err == nil {
 		json.Unmarshal(data, &vh.skip)
+	}
+	if data, err := os.ReadFile(vh.plainPath); err == nil {
+		json.Unmarshal(data, &vh.plainCached)
 	}
 	return vh
 }
 
-// save keeps skip for later builds (best effort: losing it costs a retry).
+// save keeps skip and plainCached for later builds (best effort: losing them
+// costs a retry).
 func (vh *varHooks) save() {
+	if os.MkdirAll(filepath.Dir(vh.path), 0o755) != nil {
+		return
+	}
 	data, _ := json.Marshal(vh.skip)
-	if os.MkdirAll(filepath.Dir(vh.path), 0o755) == nil {
-		writeIfChanged(vh.path, data)
+	writeIfChanged(vh.path, data)
+	data, _ = json.Marshal(vh.plainCached)
+	writeIfChanged(vh.plainPath, data)
+}
+
+// knownPlain marks plain a package of the module cache (modVersion set) that an
+// earlier build found could not take hooks.
+func (vh *varHooks) knownPlain(importPath, modVersion string) {
+	if why, ok := vh.plainCached[importPath+" "+modVersion]; ok && modVersion != "" && vh.plain[importPath] == "" {
+		vh.plain[importPath] = why
 	}
 }
 
@@ -129,12 +152,16 @@ func (vh *varHooks) blamePackages(be *BuildError) bool {
 			pkg, _, _ = strings.Cut(p, " ")
 			continue
 		}
-		if !vh.hookedPkgs[pkg] || vh.plain[pkg] != "" {
+		modVersion, hooked := vh.hookedPkgs[pkg]
+		if !hooked || vh.plain[pkg] != "" {
 			continue
 		}
 		if strings.Contains(line, "Fuzzls") || strings.Contains(line, "zz_fuzzls_instrumentation.go") ||
 			strings.Contains(line, "-lang was set to") {
 			vh.plain[pkg] = baseNamed(strings.TrimSpace(line))
+			if modVersion != "" {
+				vh.plainCached[pkg+" "+modVersion] = vh.plain[pkg]
+			}
 			blamed = true
 		}
 	}
