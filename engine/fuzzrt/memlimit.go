@@ -33,8 +33,8 @@ const OOMPrefix = "fuzzls: out of memory: "
 // heapCheck measures what each execution allocates, and keeps the runtime's
 // allocation profile as of a collection before the running execution, so that
 // an input found over the limit can be blamed on the allocation site that
-// allocated the most since then. Running the input again to
-// find it would not do: its memory, reused, is cleared, hence resident, and the
+// allocated the most since then. Running the input again to find the site
+// would not do: its memory, reused, is cleared, hence resident, and the
 // watchdog kills the worker.
 type heapCheck struct {
 	limit  uint64           // bytes; 0 = off
