@@ -48,6 +48,10 @@ func nativeCacheDir(t Target) string {
 	return filepath.Join(gocache, "fuzz", filepath.FromSlash(t.Package), t.Name)
 }
 
+// partialSuffix ends the name of an entry still being written (writeEntry
+// writes through a temporary file and renames it): not an entry yet.
+const partialSuffix = ".tmp"
+
 // readCorpusDir reads the entries of dir that parse and have the target's types.
 // Malformed files are skipped and reported to log: a cache must not stop a run.
 func readCorpusDir(dir string, types []string, log io.Writer) []string {
@@ -57,7 +61,7 @@ func readCorpusDir(dir string, types []string, log io.Writer) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
+		if e.IsDir() || strings.HasSuffix(e.Name(), partialSuffix) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
@@ -102,7 +106,7 @@ func writeEntry(dir, input string) (string, error) {
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	tmp, err := os.CreateTemp(dir, ".entry-*.tmp")
+	tmp, err := os.CreateTemp(dir, ".entry-*"+partialSuffix)
 	if err != nil {
 		return "", err
 	}

@@ -108,7 +108,7 @@ func TestCrashKinds(t *testing.T) {
 // TestOOMOnEveryWorker: an allocation past the memory limit that the target never
 // touches is not resident on a fresh worker (the runtime clears only reused
 // memory), so resident memory alone catches it on some workers and not others.
-// The worker's heap check fails it on every one: each replay here starts a new
+// The worker's allocation check fails it on every one: each replay here starts a new
 // worker and runs the input once.
 func TestOOMOnEveryWorker(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
@@ -305,9 +305,7 @@ func corpusFiles(t *testing.T, dir string) map[string]bool {
 	ents, _ := os.ReadDir(dir)
 	out := map[string]bool{}
 	for _, e := range ents {
-		// A .tmp file is an entry being written (corpus.go writes through a
-		// temporary file and renames it); it is not an entry yet.
-		if !strings.HasSuffix(e.Name(), ".tmp") {
+		if !strings.HasSuffix(e.Name(), partialSuffix) {
 			out[e.Name()] = true
 		}
 	}

@@ -54,7 +54,7 @@ type runtimeState struct {
 	counters [][]uint8
 	total    int
 	mem      *Mem
-	heap     *heapCheck // the per-execution memory limit; nil (off) outside workers
+	heap     *heapCheck // the memory limit, checked after each execution; nil (off) outside workers
 	cmp      cmpState
 	hasCmp   bool
 

@@ -22,7 +22,7 @@ import (
 // that allocated more than the limit, which is then the failure's location. So
 // an input that asks for more than the limit fails as an oom on every worker,
 // and one that merely churns through garbage does not.
-// The check costs 0.2–0.3 µs per execution (BenchmarkHeapRead).
+// The check costs 0.2–0.3 µs per execution (BenchmarkHeapCheck).
 
 // EnvMemLimit is the worker's memory limit in MiB, set by the coordinator.
 const EnvMemLimit = "FUZZLS_MEMLIMIT"

@@ -23,7 +23,6 @@ func allocSmall(n, times int) {
 // ones after the oom, and one after memory allocated outside any execution,
 // are not.
 func TestHeapCheck(t *testing.T) {
-	ballast = nil // a heap floor left by another test
 	t.Setenv(EnvMemLimit, "64")
 	g := newHeapCheck()
 	if g == nil {
@@ -60,8 +59,8 @@ func TestHeapCheck(t *testing.T) {
 	}
 }
 
-// BenchmarkHeapRead is the check's cost per execution.
-func BenchmarkHeapRead(b *testing.B) {
+// BenchmarkHeapCheck is the check's cost per execution.
+func BenchmarkHeapCheck(b *testing.B) {
 	b.Setenv(EnvMemLimit, "2048")
 	g := newHeapCheck()
 	b.ReportAllocs()

@@ -75,7 +75,7 @@ func Alloc(s string) [][]byte {
 }
 
 // BigAlloc asks for a gigabyte it never touches: no page of it is resident on a
-// fresh worker, so only the heap's growth shows it.
+// fresh worker, so only the worker's count of what it allocated shows it.
 func BigAlloc(s string) int {
 	if trigger(s) {
 		buf := make([]byte, 1<<30) // MARK:bigalloc
