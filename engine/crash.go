@@ -28,7 +28,7 @@ type failure struct {
 }
 
 // signature identifies "the same failure": its kind and where in the user's code it
-// happens. Minimization keeps it; deduplication groups by it.
+// happens. Minimization keeps it and deduplication groups by it (see same).
 func (f *failure) signature() string {
 	if f.file != "" {
 		return f.kind + "@" + f.where(f.file)
@@ -37,9 +37,9 @@ func (f *failure) signature() string {
 }
 
 // where is the failure's place in file: its line, or for a hang or an oom its
-// function. Those are located by a stack taken while the input runs (the
-// watchdog's SIGQUIT), which lands on any line of the loop that spins or
-// allocates, a different one on each replay.
+// function. Those are located by stacks taken while the input runs (on the
+// watchdog's SIGQUIT), which land on any line of the loop that spins or
+// allocates, different ones on each replay.
 func (f *failure) where(file string) string {
 	if (f.kind == KindHang || f.kind == KindOOM) && f.fn != "" {
 		return file + ":" + f.fn
@@ -257,15 +257,13 @@ type death struct {
 // fuzzFn is the name prefix of the fuzz function's closure, to find the goroutine
 // running it in a hang's dump.
 func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
-	f := &failure{output: d.stderr}
-	text := d.stderr
+	samples, text := cutSamples(d.stderr)
+	f := &failure{output: text}
 	switch {
 	case d.oom:
 		f.kind = KindOOM
 		f.message = "worker exceeded the memory limit"
-		if gs := goroutines(text); len(gs) > 0 {
-			f.frames = u.frames(pickGoroutine(gs, u, fuzzFn))
-		}
+		f.frames = sampledFrames(samples, text, u, fuzzFn)
 	case strings.Contains(text, "fatal error: "):
 		f.kind = KindFatal
 		i := strings.Index(text, "fatal error: ")
@@ -285,10 +283,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 	case d.hung:
 		f.kind = KindHang
 		f.message = fmt.Sprintf("input ran longer than %v", d.hangAt)
-		gs := goroutines(text)
-		if len(gs) > 0 {
-			f.frames = u.frames(pickGoroutine(gs, u, fuzzFn))
-		}
+		f.frames = sampledFrames(samples, text, u, fuzzFn)
 	case strings.Contains(text, "panic: "):
 		f.kind = KindGoroutinePanic
 		i := strings.LastIndex(text, "panic: ")
@@ -320,6 +315,77 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		f.locateRecursion(u)
 	}
 	return f
+}
+
+// sampledFrames is the stack of a hang or an oom the watchdog caught: the frames
+// common to all the worker's stack samples (see fuzzrt/stacks.go), from the
+// outermost in, so that the innermost is the loop that does not end rather than
+// wherever it was at one moment; lines are the first sample's. Without samples
+// (a worker that could not take them), the one stack of the runtime's dump.
+func sampledFrames(samples []string, dump string, u userFrames, fuzzFn string) []Frame {
+	var common []Frame
+	n := 0
+	for _, s := range samples {
+		gs := goroutines(s)
+		if len(gs) == 0 {
+			continue
+		}
+		frames := u.frames(pickGoroutine(gs, u, fuzzFn))
+		if n++; n == 1 {
+			common = frames
+			continue
+		}
+		k := 0
+		for k < len(common) && k < len(frames) && sameFunction(common[len(common)-1-k], frames[len(frames)-1-k]) {
+			k++
+		}
+		common = common[len(common)-k:]
+	}
+	if len(common) > 0 {
+		return common
+	}
+	if gs := goroutines(dump); len(gs) > 0 {
+		return u.frames(pickGoroutine(gs, u, fuzzFn))
+	}
+	return nil
+}
+
+// cutSamples separates a worker's stack samples from the rest of its stderr.
+func cutSamples(stderr string) (samples []string, rest string) {
+	i := strings.Index(stderr, fuzzrt.StackSampleMarker)
+	if i < 0 {
+		return nil, stderr
+	}
+	text, after, _ := strings.Cut(stderr[i:], fuzzrt.StackSamplesEnd+"\n")
+	return strings.Split(text, fuzzrt.StackSampleMarker)[1:], stderr[:i] + after
+}
+
+func sameFunction(a, b Frame) bool { return a.Function == b.Function && a.File == b.File }
+
+// same reports whether g, a replay's failure, is f again. A hang or an oom the
+// watchdog caught is located in its loop's function, but when every stack sample
+// happened to be in one function the loop calls, there: the same failure still if
+// either's function is on the other's stack.
+func (f *failure) same(g *failure) bool {
+	if f == nil || g == nil || f.kind != g.kind {
+		return false
+	}
+	if f.signature() == g.signature() {
+		return true
+	}
+	if (f.kind != KindHang && f.kind != KindOOM) || f.fn == "" || g.fn == "" {
+		return false
+	}
+	return onStack(f.frames, g.file, g.fn) || onStack(g.frames, f.file, f.fn)
+}
+
+func onStack(frames []Frame, file, fn string) bool {
+	for _, fr := range frames {
+		if fr.File == file && fr.Function == fn {
+			return true
+		}
+	}
+	return false
 }
 
 // locateRecursion places a stack overflow at the call that recursed: the user

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
 // TestPickHangingGoroutine: of two goroutines mentioning the fuzz function, the
@@ -82,5 +84,57 @@ func TestSignatureOfLoopFailures(t *testing.T) {
 	p2 := classifyOutput("panic: boom\n\n"+dump(14), u, "/m")
 	if p1.signature() == p2.signature() {
 		t.Errorf("panics on lines 12 and 14 are one failure: %q", p1.signature())
+	}
+}
+
+// TestSampledLoop: a loop that spends its time in the functions it calls is
+// located by the frames common to the worker's stack samples (the loop), not by
+// one sample's innermost frame; and a replay located in one of those callees
+// (every sample happened to be there) is still the same failure, while a loop
+// elsewhere is not.
+func TestSampledLoop(t *testing.T) {
+	u := userFrames{dirs: []string{"/m"}}
+	const fuzzFn = "example.com/m.FuzzLoop.func"
+	stack := func(callee string, line int) string {
+		s := "goroutine 7 [running]:\n"
+		if callee != "" {
+			s += fmt.Sprintf("example.com/m.%s(...)\n\t/m/a.go:%d +0x1\n", callee, line)
+		}
+		return s + "example.com/m.Loop(...)\n\t/m/a.go:5 +0x1\nexample.com/m.FuzzLoop.func1(...)\n\t/m/a_test.go:9 +0x2a\n\n"
+	}
+	samples := func(stacks ...string) death {
+		var b strings.Builder
+		for i, s := range stacks {
+			fmt.Fprintf(&b, "%s %d\n%s", fuzzrt.StackSampleMarker, i+1, s)
+		}
+		b.WriteString(fuzzrt.StackSamplesEnd + "\nSIGQUIT: quit\n\n" + stacks[0])
+		return death{stderr: b.String(), hung: true}
+	}
+	loop := classifyDeath(samples(stack("mix", 20), stack("fold", 30), stack("mix", 21)), u, fuzzFn)
+	if loop.fn != "example.com/m.Loop" || loop.line != 5 || len(loop.frames) != 2 {
+		t.Fatalf("located at %s (%s:%d), frames %v; want the loop, example.com/m.Loop at a.go:5", loop.fn, loop.file, loop.line, loop.frames)
+	}
+	if strings.Contains(loop.output, fuzzrt.StackSampleMarker) || !strings.Contains(loop.output, "SIGQUIT: quit") {
+		t.Errorf("the crash's output should be the runtime's dump without the samples:\n%s", loop.output)
+	}
+	inMix := classifyDeath(samples(stack("mix", 20), stack("mix", 22)), u, fuzzFn)
+	if inMix.fn != "example.com/m.mix" {
+		t.Fatalf("every sample in mix: located at %s, want mix", inMix.fn)
+	}
+	if !loop.same(inMix) || !inMix.same(loop) {
+		t.Errorf("the loop and its callee mix, on the loop's stack, are different failures")
+	}
+	inFold := classifyDeath(samples(stack("fold", 30)), u, fuzzFn)
+	if inMix.same(inFold) {
+		t.Errorf("samples all in mix and all in fold, neither on the other's stack, are one failure")
+	}
+	panicked := classifyOutput("panic: boom\n\n"+stack("mix", 20), u, "/m")
+	if panicked.same(inMix) || inMix.same(panicked) {
+		t.Errorf("a panic and a hang in one function are one failure")
+	}
+	// Without samples (a worker that could not take them), the runtime's dump.
+	dumpOnly := classifyDeath(death{stderr: "SIGQUIT: quit\n\n" + stack("fold", 30), hung: true}, u, fuzzFn)
+	if dumpOnly.fn != "example.com/m.fold" || dumpOnly.line != 30 {
+		t.Errorf("runtime dump only: located at %s:%d, want fold at 30", dumpOnly.fn, dumpOnly.line)
 	}
 }

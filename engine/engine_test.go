@@ -70,6 +70,7 @@ func TestCrashKinds(t *testing.T) {
 		{"log.Fatalf", "FuzzLogFatal", KindExit, "MARK:logfatal", "crashers.go"},
 		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},
 		{"busy loop with a comparison", "FuzzSpin", KindHang, "MARK:spin", "crashers.go"},
+		{"endless loop busy in the functions it calls", "FuzzChurn", KindHang, "MARK:churn", "crashers.go"},
 		{"unbounded allocation", "FuzzAlloc", KindOOM, "MARK:oom", "crashers.go"},
 		{"one allocation past the limit, never touched", "FuzzBigAlloc", KindOOM, "MARK:bigalloc", "crashers.go"},
 	}
@@ -123,11 +124,29 @@ func TestOOMOnEveryWorker(t *testing.T) {
 	file := filepath.Join(dir, "crashers.go")
 	line := markerLine(t, file, "MARK:bigalloc")
 	for i := range 3 {
-		r := &replayer{s: s}
-		f, ok := r.run(t.Context(), cs[0].Input)
-		r.close()
+		f, ok := replayFresh(t, s, cs[0].Input)
 		if !ok || f == nil || f.kind != KindOOM || f.file != file || f.line != line {
 			t.Fatalf("replay %d on a fresh worker: %+v (ran: %v), want an oom at %s:%d", i, f, ok, file, line)
+		}
+	}
+}
+
+// TestHangReplaysAgree: a hang whose loop spends its time in the functions it
+// calls is located at the loop on every replay, each on a fresh worker; one stack
+// taken at one moment would be in one callee or the other.
+func TestHangReplaysAgree(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	s, _ := fuzzOnce(t, dir, "FuzzChurn", Options{Parallel: 1, MinimizeTime: time.Second})
+	cs := s.Crashes()
+	if len(cs) != 1 || cs[0].Kind != KindHang {
+		t.Fatalf("crashes = %+v, want one hang", cs)
+	}
+	file := filepath.Join(dir, "crashers.go")
+	line := markerLine(t, file, "MARK:churn")
+	for i := range 4 {
+		f, ok := replayFresh(t, s, cs[0].Input)
+		if !ok || f == nil || f.kind != KindHang || f.file != file || f.line < line || f.line > line+3 {
+			t.Fatalf("replay %d on a fresh worker: %+v (ran: %v), want a hang in the loop at %s:%d", i, f, ok, file, line)
 		}
 	}
 }

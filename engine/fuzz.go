@@ -323,7 +323,6 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 // onFailure records a failure. A new distinct one is saved, reported, and
 // minimized; a repeat bumps its count. It returns whether the failure was new.
 func (s *Session) onFailure(f *failure, input string) bool {
-	sig := f.signature()
 	key := fuzzrt.FailureKey(f.output)
 	s.mu.Lock()
 	// An input that fails stays out of the corpus: workers re-run the corpus when
@@ -335,11 +334,13 @@ func (s *Session) onFailure(f *failure, input string) bool {
 		}
 	}
 	s.inCorpus[input] = true
-	if c := s.bySig[sig]; c != nil {
-		c.Count++
-		s.byKey[key] = c
-		s.mu.Unlock()
-		return false
+	for _, c := range s.crashes {
+		if s.firsts[c].same(f) {
+			c.Count++
+			s.byKey[key] = c
+			s.mu.Unlock()
+			return false
+		}
 	}
 	moduleDir := s.target.Dir
 	if s.pkg != nil {
@@ -347,7 +348,7 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	}
 	c := &Crash{ID: crashID(s.target, f, moduleDir), Target: s.target, Kind: f.kind, Message: f.message,
 		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1}
-	s.bySig[sig] = c
+	s.firsts[c] = f
 	s.byKey[key] = c
 	s.crashes = append(s.crashes, c)
 	s.mu.Unlock()
@@ -361,16 +362,16 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	s.mu.Unlock()
 	s.e.observe(&CrashEvent{Crash: &cc})
 	if s.e.opts.KeepFuzzing {
-		s.background.Go(func() { s.minimizeCrash(c, sig) })
+		s.background.Go(func() { s.minimizeCrash(c, f) })
 	} else {
-		s.minimizeCrash(c, sig)
+		s.minimizeCrash(c, f)
 	}
 	return true
 }
 
-// minimizeCrash shrinks a crash's input on a worker of its own, keeping the failure's
-// signature, within MinimizeTime.
-func (s *Session) minimizeCrash(c *Crash, sig string) {
+// minimizeCrash shrinks a crash's input on a worker of its own, keeping it the same
+// failure as first, within MinimizeTime.
+func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	o := s.e.opts
 	s.mu.Lock()
 	input := c.Input
@@ -385,7 +386,7 @@ func (s *Session) minimizeCrash(c *Crash, sig string) {
 	defer r.close()
 	fails := func(cand []any) bool {
 		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
-		return ok && f != nil && f.signature() == sig
+		return ok && first.same(f)
 	}
 	// An input that does not fail again on a fresh worker is flaky: reported as
 	// such, with the input as found, rather than minimized against noise.
@@ -418,7 +419,7 @@ func (s *Session) confirm(f *failure, input string) bool {
 	r := &replayer{s: s}
 	defer r.close()
 	g, ok := r.run(context.Background(), input)
-	return ok && g != nil && g.signature() == f.signature()
+	return ok && f.same(g)
 }
 
 // recheckCrashes replays each known crash on a new binary: those that pass now are
@@ -444,11 +445,7 @@ func (s *Session) recheckCrashes() {
 				break
 			}
 		}
-		for k, x := range s.bySig {
-			if x == c {
-				delete(s.bySig, k)
-			}
-		}
+		delete(s.firsts, c)
 		for k, x := range s.byKey {
 			if x == c {
 				delete(s.byKey, k)

@@ -107,3 +107,10 @@ func goTestFails(t *testing.T, dir, target string) (bool, string) {
 	out, err := cmd.CombinedOutput()
 	return err != nil, string(out)
 }
+
+// replayFresh runs input once on a new worker of s's, as minimization does.
+func replayFresh(t *testing.T, s *Session, input string) (*failure, bool) {
+	r := &replayer{s: s}
+	defer r.close()
+	return r.run(t.Context(), input)
+}

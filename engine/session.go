@@ -41,8 +41,8 @@ type Session struct {
 	corpus    []entry
 	inCorpus  map[string]bool
 	crashes   []*Crash
-	bySig     map[string]*Crash
-	byKey     map[string]*Crash // fuzzrt.FailureKey of the output → crash, for repeats
+	firsts    map[*Crash]*failure // each crash's failure as first found, to tell repeats
+	byKey     map[string]*Crash   // fuzzrt.FailureKey of the output → crash, for repeats
 	types     []string
 	dict      []string // tokens for the mutators: literals of the build, user dictionaries
 	started   time.Time
@@ -64,7 +64,7 @@ type entry struct {
 func newSession(e *Engine, t Target) *Session {
 	s := &Session{e: e, target: t, state: "building",
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		bySig: map[string]*Crash{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst}
+		firsts: map[*Crash]*failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst}
 	s.hang.fixed = e.opts.Timeout
 	return s
 }

@@ -74,7 +74,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 		// would miss it on one worker and catch it on another.
 		cmd.Env = append(cmd.Env, fuzzrt.EnvMemLimit+"="+strconv.Itoa(rssLimitMB))
 	}
-	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(256 << 10),
+	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(1 << 20),
 		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
@@ -230,14 +230,9 @@ func (w *workerProc) watch(limit *hangLimit) {
 			w.mu.Lock()
 			w.oom = true
 			w.mu.Unlock()
-			// SIGQUIT first: the runtime prints the stacks, which show the
+			// SIGQUIT first: the worker prints the stacks, which show the
 			// allocation. Memory still grows meanwhile, so SIGKILL follows soon.
-			w.cmd.Process.Signal(syscall.SIGQUIT)
-			select {
-			case <-w.done:
-			case <-time.After(time.Second):
-				syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-			}
+			w.quit(500*time.Millisecond, 500*time.Millisecond)
 			return
 		}
 		started, finished := w.mem.Execs(), w.mem.Finished()
@@ -276,15 +271,29 @@ func (w *workerProc) watch(limit *hangLimit) {
 			w.mu.Lock()
 			w.hung, w.hangAt = true, after
 			w.mu.Unlock()
-			w.cmd.Process.Signal(syscall.SIGQUIT)
-			// If SIGQUIT is ignored or the runtime is wedged, force it.
-			select {
-			case <-w.done:
-			case <-time.After(5 * time.Second):
-				syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-			}
+			w.quit(time.Second, 4*time.Second)
 			return
 		}
+	}
+}
+
+// quit asks the worker for its stacks and waits for it to exit: SIGQUIT, which
+// the worker answers with stack samples and then the runtime's dump (see
+// fuzzrt/stacks.go); after sampling, a second SIGQUIT, which the runtime answers
+// at once should the worker's sampler not run; after dumping, SIGKILL, should the
+// runtime be wedged.
+func (w *workerProc) quit(sampling, dumping time.Duration) {
+	w.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-w.done:
+		return
+	case <-time.After(sampling):
+	}
+	w.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-w.done:
+	case <-time.After(dumping):
+		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
 

@@ -83,6 +83,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		setHeapFloor()
 		lowerPriority()
 		rt.heap = newHeapCheck()
+		sampleStacksOnQuit()
 	}
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook

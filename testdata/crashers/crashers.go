@@ -90,6 +90,33 @@ func Slow(s string) {
 	time.Sleep(700 * time.Millisecond)
 }
 
+// Churn never returns either: its loop spends nearly all its time in the two
+// functions it calls, so a stack taken at any one moment is in one of them.
+func Churn(s string) int {
+	n := 0
+	if trigger(s) {
+		for { // MARK:churn
+			n += mix(s, n)
+			n ^= fold(s, n)
+		}
+	}
+	return n
+}
+
+func mix(s string, n int) int {
+	for i := range 300 {
+		n = n*31 + int(s[i%len(s)])
+	}
+	return n
+}
+
+func fold(s string, n int) int {
+	for i := range 300 {
+		n ^= n>>7 + int(s[(i+n&7)%len(s)])
+	}
+	return n
+}
+
 // Spin never returns either, busy in a loop whose condition is an instrumented
 // comparison.
 func Spin(s string) int {

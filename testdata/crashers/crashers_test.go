@@ -124,3 +124,8 @@ func FuzzSpin(f *testing.F) {
 	f.Add("boo")
 	f.Fuzz(func(t *testing.T, s string) { Spin(s) })
 }
+
+func FuzzChurn(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Churn(s) })
+}
