@@ -77,11 +77,11 @@ func writeStackSamples(w io.Writer, target string, n int, gap time.Duration) {
 				continue
 			}
 			if room := maxSampleBytes - (out.Len() - start); len(g) > room {
-				// A deep recursion: its innermost frames, whole lines.
+				// Its header and innermost frames, whole lines, if there is room.
 				g = g[:max(bytes.LastIndexByte(g[:max(room, 0)], '\n'), 0)]
-			}
-			if len(g) == 0 {
-				break
+				if bytes.Count(g, []byte("\n")) < 2 {
+					break
+				}
 			}
 			out.Write(g)
 			out.WriteString("\n\n")
