@@ -1,0 +1,218 @@
+package engine
+
+// A failure's life in a session: told apart from the ones already reported,
+// saved, checked for flakiness and minimized on a worker of its own, and replayed
+// on each new build until it passes.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+)
+
+// onFailure records a failure. A new distinct one is saved, reported, and
+// minimized; a repeat bumps its count. It returns whether the failure was new.
+func (s *Session) onFailure(f *failure, input string) bool {
+	key := fuzzrt.FailureKey(f.output)
+	s.mu.Lock()
+	// An input that fails stays out of the corpus: workers re-run the corpus when
+	// they start, and one that kills them would kill every replacement too.
+	for i, en := range s.corpus {
+		if en.input == input {
+			s.corpus = append(s.corpus[:i], s.corpus[i+1:]...)
+			break
+		}
+	}
+	s.inCorpus[input] = true
+	for _, c := range s.crashes {
+		if s.firsts[c].same(f) {
+			c.Count++
+			s.byKey[key] = c
+			s.mu.Unlock()
+			return false
+		}
+	}
+	moduleDir := s.target.Dir
+	if s.pkg != nil {
+		moduleDir = s.pkg.ModuleDir
+	}
+	c := &Crash{ID: crashID(s.target, f, moduleDir), Target: s.target, Kind: f.kind, Message: f.message,
+		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1}
+	s.firsts[c] = f
+	s.byKey[key] = c
+	s.crashes = append(s.crashes, c)
+	s.mu.Unlock()
+	path, err := writeEntry(crashDir(s.e.opts.CacheDir, s.target), input)
+	if err != nil {
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving failing input: %v\n", err)
+	}
+	s.mu.Lock()
+	c.Path = path
+	cc := *c
+	s.mu.Unlock()
+	s.e.observe(&CrashEvent{Crash: &cc})
+	if s.e.opts.KeepFuzzing {
+		s.background.Go(func() { s.minimizeCrash(c, f) })
+	} else {
+		s.minimizeCrash(c, f)
+	}
+	return true
+}
+
+// minimizeCrash shrinks a crash's input on a worker of its own, keeping it the same
+// failure as first, within MinimizeTime.
+func (s *Session) minimizeCrash(c *Crash, first *failure) {
+	o := s.e.opts
+	s.mu.Lock()
+	input := c.Input
+	s.mu.Unlock()
+	vals, err := fuzzrt.Unmarshal([]byte(input))
+	if err != nil {
+		return
+	}
+	ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), o.MinimizeTime))
+	defer cancel()
+	r := &replayer{s: s}
+	defer r.close()
+	fails := func(cand []any) bool {
+		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
+		return ok && first.same(f)
+	}
+	// An input that does not fail again on a fresh worker is flaky: reported as
+	// such, with the input as found, rather than minimized against noise.
+	if !fails(vals) && ctx.Err() == nil && !fails(vals) && ctx.Err() == nil {
+		s.mu.Lock()
+		c.Flaky = true
+		cc := *c
+		s.mu.Unlock()
+		s.e.observe(&CrashEvent{Crash: &cc})
+		return
+	}
+	min := minimize(ctx, vals, fails)
+	minInput := string(fuzzrt.Marshal(min))
+	path, err := writeEntry(crashDir(o.CacheDir, s.target), minInput)
+	if err != nil {
+		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
+	}
+	s.mu.Lock()
+	c.Input, c.Minimized = minInput, true
+	if path != "" {
+		c.Path = path
+	}
+	cc := *c
+	s.mu.Unlock()
+	s.e.observe(&CrashEvent{Crash: &cc})
+}
+
+// confirm replays a failing input once and reports whether it fails the same way.
+func (s *Session) confirm(f *failure, input string) bool {
+	r := &replayer{s: s}
+	defer r.close()
+	g, ok := r.run(context.Background(), input)
+	return ok && f.same(g)
+}
+
+// recheckCrashes replays each known crash on a new binary: those that pass now are
+// reported fixed and forgotten.
+func (s *Session) recheckCrashes() {
+	s.mu.Lock()
+	crashes := append([]*Crash(nil), s.crashes...)
+	s.mu.Unlock()
+	if len(crashes) == 0 {
+		return
+	}
+	r := &replayer{s: s}
+	defer r.close()
+	for _, c := range crashes {
+		f, ok := r.run(context.Background(), c.Input)
+		if !ok || f != nil {
+			continue
+		}
+		s.mu.Lock()
+		for i, x := range s.crashes {
+			if x == c {
+				s.crashes = append(s.crashes[:i], s.crashes[i+1:]...)
+				break
+			}
+		}
+		delete(s.firsts, c)
+		for k, x := range s.byKey {
+			if x == c {
+				delete(s.byKey, k)
+			}
+		}
+		cc := *c
+		s.mu.Unlock()
+		s.e.observe(&CrashFixedEvent{Crash: &cc})
+	}
+}
+
+// replayer runs single inputs on a worker of its own, restarting it after each
+// input that kills it.
+type replayer struct {
+	s       *Session
+	w       *workerProc
+	id      int64
+	lastCov []uint32 // coverage of the last input that ran to completion
+}
+
+// run executes input once. It returns the failure (nil when the input passed) and
+// whether the run happened at all.
+func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
+	s := r.s
+	o := s.e.opts
+	if r.w == nil {
+		s.mu.Lock()
+		bin := s.bin
+		s.mu.Unlock()
+		w, err := startWorker(bin, s.target.Name, o, &s.hang)
+		if err != nil {
+			return nil, false
+		}
+		r.w = w
+	}
+	w := r.w
+	r.id++
+	w.setBusy(true)
+	if err := w.send(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: r.id, Input: input}}); err != nil {
+		r.close()
+		return nil, false
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			r.close()
+			return nil, false
+		case m, ok := <-w.msgs:
+			if !ok {
+				<-w.done
+				f, _ := s.deathFailure(w)
+				w.release()
+				r.w = nil
+				return f, true
+			}
+			if m.Result == nil || m.Result.ID != r.id {
+				continue
+			}
+			w.setBusy(false)
+			r.lastCov = m.Result.Cov
+			if m.Result.Output == "" {
+				return nil, true
+			}
+			if strings.HasPrefix(m.Result.Output, "fuzzls: bad input") {
+				return nil, false
+			}
+			return classifyOutput(m.Result.Output, s.userFrames(), s.target.Dir), true
+		}
+	}
+}
+
+func (r *replayer) close() {
+	if r.w != nil {
+		r.w.kill()
+		r.w.release()
+		r.w = nil
+	}
+}
