@@ -1,9 +1,9 @@
 // Command compare runs fuzzls and `go test -fuzz` side by side on the targets of
 // bench/targets (a module of its own), same cores, same budget, several trials, and
 // prints per target: found by each engine (k/n), the median time to the crash and
-// the ratio; for the real parsers (no planted bug), the statements covered after
-// the budget, counted neutrally by replaying each engine's corpus with
-// `go test -coverprofile`.
+// the ratio; for the real parsers (no planted bug), the blocks and statements
+// covered after the budget, counted neutrally by replaying each engine's corpus
+// with `go test -coverprofile`.
 //
 //	go run ./bench/compare [-budget 60s] [-covbudget 5m] [-trials 3] [-targets re] [-parallel 2] [-out bench/results] [-fuzzls bin/fuzzls]
 //
@@ -28,7 +28,7 @@
 //     message); any other failure is listed as such.
 //   - Coverage: each engine's generated corpus is copied into the scratch module's
 //     testdata/fuzz/FuzzXxx/ and replayed by `go test -run=^FuzzXxx$ -coverpkg=<the
-//     parser's package>`; covered statements are counted from the profile.
+//     parser's package>`; covered blocks and statements are counted from the profile.
 //
 // The results go to -out (gitignored): compare-<time>.md, compare-<time>.json and the
 // runs' output in compare-<time>-logs/, with each coverage run's corpus and profile
@@ -637,6 +637,23 @@ func countProfile(path string) ([4]int, error) {
 	return res, nil
 }
 
+// coverageCells is one coverage measure's four table cells: the total, each
+// engine's median, and the ratio.
+func coverageCells(f, n, all []run, measure func(run) (covered, total int)) string {
+	total := 0
+	for _, r := range all {
+		_, t := measure(r)
+		total = max(total, t)
+	}
+	covered := func(r run) int { c, _ := measure(r); return c }
+	fs, ns := medianInt(f, covered), medianInt(n, covered)
+	ratio := "—"
+	if ns > 0 {
+		ratio = fmt.Sprintf("%.2f×", float64(fs)/float64(ns))
+	}
+	return fmt.Sprintf("%d | %d | %d | %s", total, fs, ns, ratio)
+}
+
 // report is the markdown summary.
 func report(c *config, ts []target, runs []run, took time.Duration) string {
 	var b strings.Builder
@@ -706,9 +723,9 @@ func report(c *config, ts []target, runs []run, took time.Duration) string {
 	}
 	if hasCov {
 		fmt.Fprintf(&b, "\n## Real parsers: coverage after %s\n\n", c.covBudget)
-		fmt.Fprintf(&b, "Statements of the parser's package covered by replaying each engine's corpus (plus the seeds) with `go test -coverprofile -coverpkg`; median over trials; ratio fuzzls/native.\n\n")
-		fmt.Fprintf(&b, "| target | package | statements | fuzzls | native | ratio | fuzzls corpus | native corpus | fuzzls execs/s | native execs/s |\n")
-		fmt.Fprintf(&b, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		fmt.Fprintf(&b, "Blocks and statements of the parser's packages covered by replaying each engine's corpus (plus the seeds) with `go test -coverprofile -coverpkg`; median over trials; ratio fuzzls/native. The goal is on blocks, as issue 3 words it.\n\n")
+		fmt.Fprintf(&b, "| target | package | blocks | fuzzls | native | ratio | statements | fuzzls | native | ratio | fuzzls corpus | native corpus | fuzzls execs/s | native execs/s |\n")
+		fmt.Fprintf(&b, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, t := range ts {
 			if t.CoverPkg == "" {
 				continue
@@ -717,19 +734,13 @@ func report(c *config, ts []target, runs []run, took time.Duration) string {
 			if len(f) == 0 && len(n) == 0 {
 				continue
 			}
-			total := 0
-			for _, r := range append(append([]run{}, f...), n...) {
-				total = max(total, r.TotalStmts)
+			all := append(append([]run{}, f...), n...)
+			blocks := coverageCells(f, n, all, func(r run) (int, int) { return r.Blocks, r.TotalBlocks })
+			stmts := coverageCells(f, n, all, func(r run) (int, int) { return r.Stmts, r.TotalStmts })
+			if fb, nb := medianInt(f, func(r run) int { return r.Blocks }), medianInt(n, func(r run) int { return r.Blocks }); nb > 0 && float64(fb) < 1.2*float64(nb) {
+				goalsMissed = append(goalsMissed, fmt.Sprintf("%s: coverage %d blocks, not 1.2× native's %d", t.Name, fb, nb))
 			}
-			fs, ns := medianInt(f, func(r run) int { return r.Stmts }), medianInt(n, func(r run) int { return r.Stmts })
-			ratio := "—"
-			if ns > 0 {
-				ratio = fmt.Sprintf("%.2f×", float64(fs)/float64(ns))
-				if float64(fs) < 1.2*float64(ns) {
-					goalsMissed = append(goalsMissed, fmt.Sprintf("%s: coverage %d statements, not 1.2× native's %d", t.Name, fs, ns))
-				}
-			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %s | %d | %d | %s | %s |\n", t.Name, t.CoverPkg, total, fs, ns, ratio,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s |\n", t.Name, t.CoverPkg, blocks, stmts,
 				medianInt(f, func(r run) int { return r.Corpus }), medianInt(n, func(r run) int { return r.Corpus }), rate(f), rate(n))
 			for _, r := range append(append([]run{}, f...), n...) {
 				if r.Other != "" && r.Flaky {
