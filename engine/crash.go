@@ -381,7 +381,7 @@ func (f *failure) same(g *failure) bool {
 
 func onStack(frames []Frame, file, fn string) bool {
 	for _, fr := range frames {
-		if fr.File == file && fr.Function == fn {
+		if sameFunction(fr, Frame{File: file, Function: fn}) {
 			return true
 		}
 	}

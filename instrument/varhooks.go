@@ -74,7 +74,8 @@ func (vh *varHooks) save() {
 // knownPlain marks plain a package of the module cache (modVersion set) that an
 // earlier build found could not take hooks.
 func (vh *varHooks) knownPlain(importPath, modVersion string) {
-	if why, ok := vh.plainCached[importPath+" "+modVersion]; ok && modVersion != "" && vh.plain[importPath] == "" {
+	// Only module-cache packages are ever stored, keyed with their version.
+	if why, ok := vh.plainCached[importPath+" "+modVersion]; ok && vh.plain[importPath] == "" {
 		vh.plain[importPath] = why
 	}
 }

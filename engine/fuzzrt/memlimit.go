@@ -21,7 +21,8 @@ import (
 // compared with the limit; past it, the allocation profile must show one site
 // that allocated more than the limit, which is then the failure's location. So
 // an input that asks for more than the limit fails as an oom on every worker,
-// and one that merely churns through garbage does not.
+// and one that churns through garbage in small objects does not (garbage in
+// large objects, more than the limit at one place, does count).
 // The check costs 0.2–0.3 µs per execution (BenchmarkHeapCheck).
 
 // EnvMemLimit is the worker's memory limit in MiB, set by the coordinator.
