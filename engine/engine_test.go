@@ -131,6 +131,19 @@ func TestOOMOnEveryWorker(t *testing.T) {
 	}
 }
 
+// TestGarbageIsNoOOM: a target that churns through more than the memory limit
+// in large objects, each dropped before the next, is not reported.
+func TestGarbageIsNoOOM(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	s, _ := fuzzOnce(t, dir, "FuzzGarbage", Options{Parallel: 1, FuzzExecs: 30, RSSLimitMB: 300})
+	if cs := s.Crashes(); len(cs) != 0 {
+		t.Fatalf("a target never holding more than 4 MiB was reported: %s %s\n%s", cs[0].Kind, cs[0].Message, truncate(cs[0].Output, 2000))
+	}
+	if n := s.Stats().Execs; n < 30 {
+		t.Fatalf("%d executions, want 30", n)
+	}
+}
+
 // TestHangReplaysAgree: a hang whose loop spends its time in the functions it
 // calls is located at the loop on every replay, each on a fresh worker; one stack
 // taken at one moment would be in one callee or the other.

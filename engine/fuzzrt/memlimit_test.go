@@ -19,9 +19,10 @@ func allocSmall(n, times int) {
 
 // TestHeapCheck: an execution that allocates past the limit, untouched, is
 // caught and blamed on its allocation; one that allocates four times as much in
-// small garbage (which a starved collector lets pile up past the limit), the
-// ones after the oom, and one after memory allocated outside any execution,
-// are not.
+// small garbage (which a starved collector lets pile up past the limit), one
+// that churns through as much in large objects at one place, the ones after
+// the oom (the first of which reuses its memory), and one after memory
+// allocated outside any execution, are not.
 func TestHeapCheck(t *testing.T) {
 	t.Setenv(EnvMemLimit, "64")
 	g := newHeapCheck()
@@ -33,7 +34,12 @@ func TestHeapCheck(t *testing.T) {
 	if oom := g.check(); oom != "" {
 		t.Fatalf("small garbage reported:\n%s", oom)
 	}
+	allocSmall(4<<20, 64) // 256 MiB in all, 4 MiB live at a time
+	if oom := g.check(); oom != "" {
+		t.Fatalf("large garbage reported:\n%s", oom)
+	}
 	allocUntouched(100 << 20)
+	sink = nil // garbage once the execution is over, as in a worker
 	oom := g.check()
 	if !strings.HasPrefix(oom, OOMPrefix) || !strings.Contains(oom, "over the limit of 64 MiB") {
 		t.Fatalf("100 MiB allocation: report does not start with the message:\n%s", oom)
@@ -41,8 +47,7 @@ func TestHeapCheck(t *testing.T) {
 	if !strings.Contains(oom, "fuzzrt.allocUntouched(...)\n\t") || !strings.Contains(oom, "memlimit_test.go:") {
 		t.Errorf("report does not blame allocUntouched:\n%s", oom)
 	}
-	sink = nil
-	allocSmall(64<<10, 16)
+	allocSmall(4<<20, 64)
 	if oom := g.check(); oom != "" {
 		t.Errorf("after the oom:\n%s", oom)
 	}

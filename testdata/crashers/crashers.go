@@ -84,6 +84,17 @@ func BigAlloc(s string) int {
 	return 0
 }
 
+// Garbage churns through 400 MiB in 4 MiB buffers, each written to and dropped:
+// more than a 300 MiB limit at one place, never more than 4 MiB of it live.
+func Garbage(s string) (sum int) {
+	for i := range 100 {
+		buf := make([]byte, 4<<20)
+		buf[i] = s[0]
+		sum += int(buf[i])
+	}
+	return sum
+}
+
 // Slow takes 0.7 s for every input: longer than the adaptive hang limit's floor, but
 // no hang, since every input takes as long.
 func Slow(s string) {

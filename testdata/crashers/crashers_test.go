@@ -115,6 +115,15 @@ func FuzzSecret(f *testing.F) {
 	})
 }
 
+func FuzzGarbage(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) {
+		if s != "" {
+			Garbage(s)
+		}
+	})
+}
+
 func FuzzSlow(f *testing.F) {
 	f.Add("boo")
 	f.Fuzz(func(t *testing.T, s string) { Slow(s) })
