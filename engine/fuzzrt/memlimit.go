@@ -49,6 +49,10 @@ type heapCheck struct {
 	cycles uint64           // collections when prof was taken
 	prof   map[[32]uintptr]int64
 	recs   []runtime.MemProfileRecord
+	// objects reads the bytes of the heap's objects: those live at the last
+	// collection or allocated since, dead or not (the next collection frees the
+	// dead). Apart from sample, which every execution reads.
+	objects []metrics.Sample
 }
 
 func newHeapCheck() *heapCheck {
@@ -59,7 +63,7 @@ func newHeapCheck() *heapCheck {
 	g := &heapCheck{limit: uint64(mb) << 20, sample: []metrics.Sample{
 		{Name: "/gc/heap/allocs:bytes"},
 		{Name: "/gc/cycles/total:gc-cycles"},
-	}}
+	}, objects: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
 	// A collection first, so that the baseline profile holds everything
 	// allocated so far (a collection publishes it), not as of the last one.
 	runtime.GC()
@@ -110,8 +114,8 @@ func (g *heapCheck) check() string {
 // the result is the failure text: the message, then the site's stack in the
 // shape of a traceback, so that the coordinator reads its frames as any other.
 func (g *heapCheck) confirm() string {
-	metrics.Read(heapObjects)
-	held := heapObjects[0].Value.Uint64()
+	metrics.Read(g.objects)
+	held := g.objects[0].Value.Uint64()
 	runtime.GC() // publishes the profile up to now
 	before := g.prof
 	var best []uintptr
@@ -141,11 +145,6 @@ func (g *heapCheck) confirm() string {
 	}
 	return b.String()
 }
-
-// heapObjects reads the bytes of the heap's objects: those live at the last
-// collection or allocated since, dead or not (the next collection frees the
-// dead).
-var heapObjects = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 
 // profile returns the sampled bytes allocated so far per stack, in m (cleared)
 // or a new map.

@@ -21,7 +21,7 @@ func allocSmall(n, times int) {
 // caught and blamed on its allocation; one that allocates four times as much in
 // small garbage (which a starved collector lets pile up past the limit), one
 // that churns through as much in large objects at one place, the ones after
-// the oom (the first of which reuses its memory), and one after memory
+// the oom (the first churning large garbage again), and one after memory
 // allocated outside any execution, are not.
 func TestHeapCheck(t *testing.T) {
 	t.Setenv(EnvMemLimit, "64")
