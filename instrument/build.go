@@ -119,6 +119,9 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if len(pkg.Errors) > 0 {
 		return nil, loadError(pkg)
 	}
+	if err := CheckToolchain(ctx, pkg.Dir, opts.Runtime); err != nil {
+		return nil, err
+	}
 	var warnings []string
 	if !opts.NoCmp {
 		vh := loadVarHooks(buildDir(opts, pkg))

@@ -1,5 +1,5 @@
 // Package fuzzrt is the part of fuzzls that runs inside the user's test binary: the
-// testing hooks (deps_go126.go), the worker loop (worker.go), the mutators, the
+// testing hooks (deps.go), the worker loop (worker.go), the mutators, the
 // shared-memory page that survives a worker's death (mem.go), the wire messages
 // exchanged with the coordinator (wire.go) and the `go test fuzz v1` encoding.
 //

@@ -1,5 +1,3 @@
-//go:build go1.26 && !go1.27
-
 package fuzzrt
 
 import (
@@ -12,9 +10,10 @@ import (
 	"time"
 )
 
-// This file implements the method set of testing's unexported testDeps interface as
-// of Go 1.26 ($GOROOT/src/testing/testing.go). testing.MainStart is outside the Go 1
-// promise, so each supported Go version gets its own copy of this file.
+// This file implements the method set of testing's unexported testDeps interface
+// ($GOROOT/src/testing/testing.go). testing.MainStart is outside the Go 1 promise,
+// so no version tag decides whether it fits: instrument.CheckToolchain compares this
+// file's methods and corpusEntry with the user's GOROOT before every build.
 
 // corpusEntry must be an alias (=) of the same unnamed struct as testing's.
 type corpusEntry = struct {
