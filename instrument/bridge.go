@@ -54,9 +54,9 @@ func BridgeVar(name string, pkg int) string { return name + "_B" + strconv.Itoa(
 // fileVars lists the variables of an instrumented file the harness hands to the
 // runtime.
 func fileVars(f instrumented) []string {
-	vars := []string{CounterVar(f.index), ExitHookVar(f.index)}
+	vars := []string{CounterVar(f.id), ExitHookVar(f.id)}
 	if f.cmpSites > 0 {
-		vars = append(vars, CmpCovVar(f.index), CmpOnVar(f.index), CmpHookVar(f.index))
+		vars = append(vars, CmpCovVar(f.id), CmpOnVar(f.id), CmpHookVar(f.id))
 	}
 	return vars
 }

@@ -301,7 +301,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 					compiled = dst
 				}
 				hooked := map[int]bool{}
-				out, blocks, sites, err = RewriteFileCmp(name, data, i, CmpOptions{UntypedConsts: consts,
+				out, blocks, sites, err = RewriteFileCmp(name, data, NewFileID(u.importPath, i), CmpOptions{UntypedConsts: consts,
 					Vars: true, NoVarLines: vh.skipped(compiled, data), VarLines: hooked})
 				vh.hooked(compiled, data, hooked)
 				if err == nil && predatesHooks(u.goVersion) {
@@ -309,7 +309,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 					out = withGoVersion(out, hooksGoVersion, compiled)
 				}
 			} else {
-				out, blocks, err = RewriteFile(name, data, i)
+				out, blocks, err = RewriteFile(name, data, NewFileID(u.importPath, i))
 			}
 			if err != nil {
 				berr.add(err)
@@ -336,7 +336,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			for _, b := range blocks {
 				bin.Blocks = append(bin.Blocks, Block{File: fi, CoverBlock: b})
 			}
-			f := instrumented{importPath: u.importPath, index: i, cmpSites: sites, bridge: u.bridge}
+			f := instrumented{importPath: u.importPath, id: NewFileID(u.importPath, i), cmpSites: sites, bridge: u.bridge}
 			if u.bridge != "" {
 				if bridgePkgs[u.bridge] == nil {
 					bridgePkgs[u.bridge] = map[string]int{}
@@ -460,8 +460,24 @@ func loadError(pkg *Package) error {
 // diagRE matches "file.go:12:5: message" and "file.go:12: message".
 var diagRE = regexp.MustCompile(`^(\S+\.go):(\d+):(?:(\d+):)? ?(.*)$`)
 
+// compilerPosRE matches the compiler's positioned messages, whose position may be
+// followed by the physical one in brackets when a //line directive moved it:
+// "zz_fuzzls_instrumentation.go:1[/dir/x.go:582:5]: message".
+var compilerPosRE = regexp.MustCompile(`^(\S+?):(\d+)(?::(\d+))?(?:\[(\S+?):(\d+)(?::(\d+))?\])?: (.*)$`)
+
+// generatedPrefix starts the name of every file and directory fuzzls generates
+// (the harness, the runtime, bridges, the //line name of added declarations).
+const generatedPrefix = "zz_fuzzls_"
+
+// isGenerated reports whether path names code fuzzls generated, not the user's.
+func isGenerated(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), generatedPrefix) || strings.Contains(filepath.ToSlash(path), "/"+generatedPrefix)
+}
+
 // compileError maps the compiler's output back to the user's files (overlay backing
-// files keep the user's line numbers) and parses its positioned messages.
+// files keep the user's line numbers) and parses its positioned messages. A
+// message about code fuzzls generated is never placed in a user's file: it has no
+// position and says whose code it is about.
 func compileError(pkg *Package, out string, overlay map[string]string) error {
 	back := make([]string, 0, len(overlay))
 	for orig, b := range overlay {
@@ -482,17 +498,28 @@ func compileError(pkg *Package, out string, overlay map[string]string) error {
 	}
 	e := &BuildError{Package: pkg.ImportPath, Output: out}
 	for _, line := range strings.Split(out, "\n") {
-		m := diagRE.FindStringSubmatch(strings.TrimSpace(line))
+		m := compilerPosRE.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
 			continue
 		}
-		file := m[1]
+		file, ln, col := m[1], m[2], m[3]
+		if isGenerated(file) || isGenerated(m[4]) {
+			e.Diagnostics = append(e.Diagnostics, Diagnostic{Message: "fuzzls's generated code does not compile (a fuzzls bug): " + m[7]})
+			continue
+		}
+		if !strings.HasSuffix(file, ".go") {
+			if m[4] == "" {
+				continue
+			}
+			file, ln, col = m[4], m[5], m[6] // a //line name that is no Go file: the physical position
+		}
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(pkg.Dir, file)
 		}
-		ln, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3])
-		e.Diagnostics = append(e.Diagnostics, Diagnostic{File: file, Line: ln, Col: col, Message: m[4]})
+		d := Diagnostic{File: file, Message: m[7]}
+		d.Line, _ = strconv.Atoi(ln)
+		d.Col, _ = strconv.Atoi(col)
+		e.Diagnostics = append(e.Diagnostics, d)
 	}
 	return e
 }

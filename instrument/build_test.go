@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,4 +88,84 @@ func lineWith(t *testing.T, text, s string) string {
 	}
 	t.Fatalf("no line holds %q", s)
 	return ""
+}
+
+// dotImportModule: package b dot-imports package a, as expr-lang/expr's checker
+// does; both are instrumented.
+var dotImportModule = map[string]string{
+	"go.mod":      "module example.com/m\n\ngo 1.22\n",
+	"a/a.go":      "package a\n\nfunc Check(b []byte) bool {\n\tif len(b) > 2 && b[0] == 'x' {\n\t\treturn true\n\t}\n\treturn false\n}\n",
+	"b/b.go":      "package b\n\nimport . \"example.com/m/a\"\n\nfunc Parse(b []byte) bool {\n\tif Check(b) {\n\t\treturn len(b) > 4\n\t}\n\treturn false\n}\n",
+	"b/b_test.go": "package b\n\nimport (\n\t\"testing\"\n\n\t. \"example.com/m/a\"\n)\n\nfunc FuzzParse(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) {\n\t\tif Parse(b) && !Check(b) {\n\t\t\tt.Fatal(\"inconsistent\")\n\t\t}\n\t})\n}\n",
+}
+
+// TestDotImport: the names instrumentation declares cannot clash through a dot
+// import (they did: FuzzlsCounters_0 in both packages).
+func TestDotImport(t *testing.T) {
+	dir := testws.Write(t, dotImportModule)
+	pkgs, err := new(Loader).Load(t.Context(), filepath.Join(dir, "b"), ".")
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+	}
+	for _, noCmp := range []bool{false, true} {
+		bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: noCmp})
+		if err != nil {
+			t.Fatalf("build (noCmp %v): %v", noCmp, err)
+		}
+		if len(bin.Warnings) > 0 {
+			t.Errorf("warnings: %q", bin.Warnings)
+		}
+		files := map[string]bool{}
+		for _, f := range bin.Files {
+			files[filepath.Base(filepath.Dir(f))] = true
+		}
+		if !files["a"] || !files["b"] {
+			t.Errorf("instrumented files %q, want both packages'", bin.Files)
+		}
+	}
+}
+
+// TestGeneratedCodeError: a compiler message about code fuzzls added is never
+// placed in the user's file (at a line past its end, as it was), nor split at the
+// compiler's "[physical position]": here a user identifier is made to clash with
+// a declaration the instrumentation adds.
+func TestGeneratedCodeError(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range dotImportModule {
+		files[k] = v
+	}
+	files["b/clash.go"] = "package b\n\nvar " + CounterVar(NewFileID("example.com/m/b", 0)) + " int\n"
+	dir := testws.Write(t, files)
+	pkgs, err := new(Loader).Load(t.Context(), filepath.Join(dir, "b"), ".")
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+	}
+	_, err = Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: true})
+	var be *BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("build: %v, want a BuildError", err)
+	}
+	generated := 0
+	for _, d := range be.Diagnostics {
+		if d.File == "" {
+			if strings.Contains(d.Message, "fuzzls's generated code") {
+				generated++
+			}
+			continue
+		}
+		if strings.Contains(d.File, "zz_fuzzls") || strings.Contains(d.File, "[") {
+			t.Errorf("diagnostic names generated code as the user's: %+v", d)
+		}
+		data, err := os.ReadFile(d.File)
+		if err != nil {
+			t.Errorf("diagnostic in a file that does not exist: %+v", d)
+			continue
+		}
+		if lines := strings.Count(string(data), "\n"); d.Line > lines {
+			t.Errorf("diagnostic past the end of %s (%d lines): %+v", d.File, lines, d)
+		}
+	}
+	if generated == 0 {
+		t.Errorf("no diagnostic says the generated code is at fault: %+v", be.Diagnostics)
+	}
 }

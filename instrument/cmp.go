@@ -56,31 +56,31 @@ type CmpOptions struct {
 }
 
 // CmpOnVar is the name of the *bool variable that RewriteFileCmp declares in
-// the file of package-level index fileIndex: the comparison hook is called
+// the file id: the comparison hook is called
 // only while it points to true. It starts as new(bool); the harness points it
 // at the runtime's flag.
-func CmpOnVar(fileIndex int) string { return "FuzzlsCmpOn_" + strconv.Itoa(fileIndex) }
+func CmpOnVar(id FileID) string { return "FuzzlsCmpOn_" + string(id) }
 
 // CmpCovVar is the name of the per-site counter array RewriteFileCmp declares.
-func CmpCovVar(fileIndex int) string { return "FuzzlsCmpCov_" + strconv.Itoa(fileIndex) }
+func CmpCovVar(id FileID) string { return "FuzzlsCmpCov_" + string(id) }
 
 // CmpHookVar is the name of the func(site int, a, b any) variable that
 // instrumented comparisons call with their site and operands. It starts as a
 // function that does nothing; the harness replaces it.
-func CmpHookVar(fileIndex int) string { return "FuzzlsCmpHook_" + strconv.Itoa(fileIndex) }
+func CmpHookVar(id FileID) string { return "FuzzlsCmpHook_" + string(id) }
 
 // RewriteFileCmp is RewriteFile plus comparison hooks: the same blocks, the
-// same counters and exit hooks, and calls of CmpHookVar(fileIndex) at the
+// same counters and exit hooks, and calls of CmpHookVar(id) at the
 // comparisons (see the comment at the top of cmp.go). sites is the number
 // of comparison sites used by this file: the hook receives site ids in
 // [0, sites), numbered in source order.
 //
-// Besides RewriteFile's, the declarations of CmpOnVar(fileIndex),
-// CmpHookVar(fileIndex) and the helpers are appended at the end of the file
+// Besides RewriteFile's, the declarations of CmpOnVar(id),
+// CmpHookVar(id) and the helpers are appended at the end of the file
 // (they are there even when sites is 0). A file that imports "C" is
 // returned unchanged, with no blocks and no sites (and no declarations).
-func RewriteFileCmp(filename string, src []byte, fileIndex int, opts CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
-	return rewrite(filename, src, fileIndex, &opts)
+func RewriteFileCmp(filename string, src []byte, id FileID, opts CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
+	return rewrite(filename, src, id, &opts)
 }
 
 // PackageUntypedConsts returns the package-level constants of the parsed
@@ -228,12 +228,12 @@ type cmpState struct {
 	wrapSeen map[string]bool // names of the wrappers declared
 }
 
-func newCmpState(r *rewriter, file *ast.File, fileIndex int, opts CmpOptions) *cmpState {
+func newCmpState(r *rewriter, file *ast.File, id FileID, opts CmpOptions) *cmpState {
 	c := &cmpState{
 		r:         r,
 		file:      file,
 		opts:      opts,
-		idx:       strconv.Itoa(fileIndex),
+		idx:       string(id),
 		pkgConsts: map[any]bool{},
 		labels:    map[*ast.SwitchStmt]*ast.LabeledStmt{},
 		wrapSeen:  map[string]bool{},

@@ -628,15 +628,15 @@ func cmpRewritePkg(t *testing.T, desc string, files map[string]string, vars bool
 // that hold for any input.
 func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]byte, int) {
 	t.Helper()
-	out, blocks, sites, err := RewriteFileCmp("x.go", []byte(src), idx, opts)
+	out, blocks, sites, err := RewriteFileCmp("x.go", []byte(src), tid(idx), opts)
 	if err != nil {
 		t.Fatalf("%s: RewriteFileCmp: %v", desc, err)
 	}
-	out2, blocks2, sites2, err := RewriteFileCmp("x.go", []byte(src), idx, opts)
+	out2, blocks2, sites2, err := RewriteFileCmp("x.go", []byte(src), tid(idx), opts)
 	if err != nil || !bytes.Equal(out, out2) || !reflect.DeepEqual(blocks, blocks2) || sites != sites2 {
 		t.Errorf("%s: not deterministic", desc)
 	}
-	_, coverBlocks, err := RewriteFile("x.go", []byte(src), idx)
+	_, coverBlocks, err := RewriteFile("x.go", []byte(src), tid(idx))
 	if err != nil || !reflect.DeepEqual(blocks, coverBlocks) {
 		t.Errorf("%s: blocks differ from RewriteFile's", desc)
 	}
@@ -654,7 +654,7 @@ func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]b
 	// Nothing but declarations after the original text, which keeps its
 	// number of lines; they start with a //line directive so that no stack
 	// points into them as if they were the user's file.
-	declStart := bytes.LastIndex(out, []byte("\n//line zz_fuzzls_instrumentation.go:1\nvar "+CounterVar(idx)+" ["))
+	declStart := bytes.LastIndex(out, []byte("\n//line zz_fuzzls_instrumentation.go:1\nvar "+CounterVar(tid(idx))+" ["))
 	if declStart < 0 {
 		t.Fatalf("%s: no //line directive and counter declaration:\n%s", desc, out)
 	}
@@ -678,7 +678,7 @@ func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]b
 			t.Errorf("%s: unexpected declaration %s", desc, name)
 		}
 	}
-	for _, name := range []string{CmpOnVar(idx), CmpHookVar(idx)} {
+	for _, name := range []string{CmpOnVar(tid(idx)), CmpHookVar(tid(idx))} {
 		if outFile.Scope.Lookup(name) == nil {
 			t.Errorf("%s: %s not declared", desc, name)
 		}
@@ -1186,7 +1186,7 @@ RES [badsum lower] 3
 
 func TestCmpCgoUnchanged(t *testing.T) {
 	src := []byte("package p\n\n// #include <stdio.h>\nimport \"C\"\n\nfunc f(x int) bool { return x == 1 }\n")
-	out, blocks, sites, err := RewriteFileCmp("c.go", src, 0, CmpOptions{})
+	out, blocks, sites, err := RewriteFileCmp("c.go", src, tid(0), CmpOptions{})
 	if err != nil || !bytes.Equal(out, src) || len(blocks) != 0 || sites != 0 {
 		t.Errorf("cgo file: err=%v blocks=%v sites=%d out=\n%s", err, blocks, sites, out)
 	}
@@ -1197,11 +1197,11 @@ func TestCmpCgoUnchanged(t *testing.T) {
 func TestCmpSameAsCover(t *testing.T) {
 	checked := 0
 	for i, c := range coverCases {
-		cov, _, err := RewriteFile("x.go", []byte(c.src), i)
+		cov, _, err := RewriteFile("x.go", []byte(c.src), tid(i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _, sites, err := RewriteFileCmp("x.go", []byte(c.src), i, CmpOptions{})
+		out, _, sites, err := RewriteFileCmp("x.go", []byte(c.src), tid(i), CmpOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1215,16 +1215,16 @@ func TestCmpSameAsCover(t *testing.T) {
 	if checked == 0 {
 		t.Error("no case without comparison sites")
 	}
-	if _, _, _, err := RewriteFileCmp("x.go", []byte("package p\n"), -1, CmpOptions{}); err == nil {
-		t.Error("no error for a negative index")
+	if _, _, _, err := RewriteFileCmp("x.go", []byte("package p\n"), "", CmpOptions{}); err == nil {
+		t.Error("no error for a missing ID")
 	}
-	if _, _, _, err := RewriteFileCmp("bad.go", []byte("package p\n\nfunc {\n"), 0, CmpOptions{}); err == nil {
+	if _, _, _, err := RewriteFileCmp("bad.go", []byte("package p\n\nfunc {\n"), tid(0), CmpOptions{}); err == nil {
 		t.Error("no error for a file that does not parse")
 	}
 }
 
 func TestCmpVarNames(t *testing.T) {
-	if CmpOnVar(3) != "FuzzlsCmpOn_3" || CmpHookVar(14) != "FuzzlsCmpHook_14" {
-		t.Error(CmpOnVar(3), CmpHookVar(14))
+	if id := tid(3); CmpOnVar(id) != "FuzzlsCmpOn_"+string(id) || CmpHookVar(id) != "FuzzlsCmpHook_"+string(id) {
+		t.Error(CmpOnVar(id), CmpHookVar(id))
 	}
 }

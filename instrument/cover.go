@@ -15,6 +15,8 @@ package instrument
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -30,35 +32,46 @@ import (
 // positions in the file; //line directives are not applied.
 type CoverBlock struct{ StartLine, StartCol, EndLine, EndCol int }
 
+// FileID tells apart the names instrumentation declares in one file. The names
+// are exported (the harness, in another package, reads them), so they must differ
+// between packages as well as between a package's files: a package that
+// dot-imports another sees the other's names beside its own.
+type FileID string
+
+// NewFileID is the ID of the file of index index within package importPath.
+func NewFileID(importPath string, index int) FileID {
+	sum := sha256.Sum256([]byte(importPath))
+	return FileID(hex.EncodeToString(sum[:6]) + "_" + strconv.Itoa(index))
+}
+
 // CounterVar is the name of the counter array that RewriteFile declares in
-// the file of package-level index fileIndex.
-func CounterVar(fileIndex int) string { return "FuzzlsCounters_" + strconv.Itoa(fileIndex) }
+// the file id.
+func CounterVar(id FileID) string { return "FuzzlsCounters_" + string(id) }
 
 // ExitHookVar is the name of the func() variable that instrumented code calls
 // right before a call that ends the process (os.Exit, log.Fatal...).
-func ExitHookVar(fileIndex int) string { return "FuzzlsExitHook_" + strconv.Itoa(fileIndex) }
+func ExitHookVar(id FileID) string { return "FuzzlsExitHook_" + string(id) }
 
-// RewriteFile instruments one non-test Go source file of package-level index
-// fileIndex within its package. It returns the instrumented source and the
-// blocks, in counter order: counter k of CounterVar(fileIndex) counts the
-// executions of blocks[k].
+// RewriteFile instruments one Go source file, whose declarations id names. It
+// returns the instrumented source and the blocks, in counter order: counter k of
+// CounterVar(id) counts the executions of blocks[k].
 //
-// Every basic block gets a statement CounterVar(fileIndex)[k]++ at its start;
-// CounterVar(fileIndex) is declared at the end of the file as a [N]uint8
-// (wrapping) and ExitHookVar(fileIndex) as a func() that does nothing. No
+// Every basic block gets a statement CounterVar(id)[k]++ at its start;
+// CounterVar(id) is declared at the end of the file as a [N]uint8
+// (wrapping) and ExitHookVar(id) as a func() that does nothing. No
 // newline is added or removed before those declarations, no import is added.
 //
 // A file that imports "C" is returned unchanged, with no blocks (and no
 // declarations). A file that does not parse yields the parser's error.
-func RewriteFile(filename string, src []byte, fileIndex int) (out []byte, blocks []CoverBlock, err error) {
-	out, blocks, _, err = rewrite(filename, src, fileIndex, nil)
+func RewriteFile(filename string, src []byte, id FileID) (out []byte, blocks []CoverBlock, err error) {
+	out, blocks, _, err = rewrite(filename, src, id, nil)
 	return out, blocks, err
 }
 
 // rewrite implements RewriteFile and, with cmp set, RewriteFileCmp.
-func rewrite(filename string, src []byte, fileIndex int, cmp *CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
-	if fileIndex < 0 {
-		return nil, nil, 0, fmt.Errorf("instrument: %s: negative file index %d", filename, fileIndex)
+func rewrite(filename string, src []byte, id FileID, cmp *CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
+	if id == "" {
+		return nil, nil, 0, fmt.Errorf("instrument: %s: no file ID", filename)
 	}
 	fset := token.NewFileSet()
 	// Object resolution is kept (no SkipObjectResolution): it tells local
@@ -71,8 +84,8 @@ func rewrite(filename string, src []byte, fileIndex int, cmp *CmpOptions) (out [
 		fset:       fset,
 		tf:         fset.File(file.Pos()),
 		src:        src,
-		counterVar: CounterVar(fileIndex),
-		hookVar:    ExitHookVar(fileIndex),
+		counterVar: CounterVar(id),
+		hookVar:    ExitHookVar(id),
 		dead:       map[ast.Stmt]bool{},
 		osNames:    map[string]bool{},
 		logNames:   map[string]bool{},
@@ -122,7 +135,7 @@ func rewrite(filename string, src []byte, fileIndex int, cmp *CmpOptions) (out [
 	ast.Walk(r, file)
 	var c *cmpState
 	if cmp != nil && r.err == nil {
-		c = newCmpState(r, file, fileIndex, *cmp)
+		c = newCmpState(r, file, id, *cmp)
 		c.instrument(file)
 	}
 	if r.err != nil {

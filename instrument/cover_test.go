@@ -536,11 +536,11 @@ func g() {
 // rewriteOK rewrites src and checks the invariants that hold for any input.
 func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlock) {
 	t.Helper()
-	out, blocks, err := RewriteFile("x.go", []byte(src), idx)
+	out, blocks, err := RewriteFile("x.go", []byte(src), tid(idx))
 	if err != nil {
 		t.Fatalf("%s: RewriteFile: %v", desc, err)
 	}
-	out2, blocks2, err := RewriteFile("x.go", []byte(src), idx)
+	out2, blocks2, err := RewriteFile("x.go", []byte(src), tid(idx))
 	if err != nil || !bytes.Equal(out, out2) || !reflect.DeepEqual(blocks, blocks2) {
 		t.Errorf("%s: not deterministic", desc)
 	}
@@ -557,7 +557,7 @@ func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlo
 
 	// Each counter index appears exactly once, in order of appearance
 	// not required, and matches the blocks.
-	re := regexp.MustCompile(regexp.QuoteMeta(CounterVar(idx)) + `\[(\d+)\]\+\+;`)
+	re := regexp.MustCompile(regexp.QuoteMeta(CounterVar(tid(idx))) + `\[(\d+)\]\+\+;`)
 	seen := map[int]bool{}
 	for _, m := range re.FindAllSubmatch(out, -1) {
 		k, _ := strconv.Atoi(string(m[1]))
@@ -569,7 +569,7 @@ func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlo
 	if len(seen) != len(blocks) {
 		t.Errorf("%s: %d counters for %d blocks", desc, len(seen), len(blocks))
 	}
-	decl := fmt.Sprintf("\nvar %s [%d]uint8\nvar %s = func() {}\n", CounterVar(idx), len(blocks), ExitHookVar(idx))
+	decl := fmt.Sprintf("\nvar %s [%d]uint8\nvar %s = func() {}\n", CounterVar(tid(idx)), len(blocks), ExitHookVar(tid(idx)))
 	if !bytes.HasSuffix(out, []byte(decl)) {
 		t.Errorf("%s: output does not end with the declarations %q", desc, decl)
 	}
@@ -626,11 +626,11 @@ func coverScanLines(src []byte, idx int) []coverTok {
 	var out []coverTok
 	for i := 0; i < len(toks); i++ {
 		if idx >= 0 {
-			if match(i, CounterVar(idx), token.LBRACK, token.INT, token.RBRACK, token.INC) {
+			if match(i, CounterVar(tid(idx)), token.LBRACK, token.INT, token.RBRACK, token.INC) {
 				i += 4
 				continue
 			}
-			if match(i, ExitHookVar(idx), token.LPAREN, token.RPAREN) {
+			if match(i, ExitHookVar(tid(idx)), token.LPAREN, token.RPAREN) {
 				i += 2
 				continue
 			}
@@ -720,7 +720,7 @@ func TestRewriteCases(t *testing.T) {
 		if c.blocks >= 0 && len(blocks) != c.blocks {
 			t.Errorf("%s: %d blocks, want %d\n%s", c.desc, len(blocks), c.blocks, out)
 		}
-		if n := bytes.Count(out, []byte(ExitHookVar(i)+"();")); n != c.hooks {
+		if n := bytes.Count(out, []byte(ExitHookVar(tid(i))+"();")); n != c.hooks {
 			t.Errorf("%s: %d exit hooks, want %d\n%s", c.desc, n, c.hooks, out)
 		}
 	}
@@ -734,7 +734,7 @@ func TestRewriteCompiles(t *testing.T) {
 	coverWriteFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26\n")
 	var vet []string
 	for i, c := range coverCases {
-		out, _, err := RewriteFile("x.go", []byte(c.src), i)
+		out, _, err := RewriteFile("x.go", []byte(c.src), tid(i))
 		if err != nil {
 			t.Fatalf("%s: %v", c.desc, err)
 		}
@@ -742,7 +742,7 @@ func TestRewriteCompiles(t *testing.T) {
 		coverWriteFile(t, filepath.Join(dir, pkg, "x.go"), string(out))
 		// A second instrumented file in the same package must not clash.
 		second := fmt.Sprintf("package %s\n\nfunc second%d() {}\n", "p", i)
-		out2, _, err := RewriteFile("y.go", []byte(second), i+1000)
+		out2, _, err := RewriteFile("y.go", []byte(second), tid(i+1000))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1114,13 +1114,13 @@ func TestExitHookDetection(t *testing.T) {
 	for _, tc := range tests {
 		src := fmt.Sprintf("package p\n\nimport %s\n\n%s\n\nfunc f() {\n\t%s\n}\n", tc.imports, tc.decls, tc.stmt)
 		out, _ := coverRewriteOK(t, tc.desc, src, 0)
-		if got := bytes.Contains(out, []byte(ExitHookVar(0)+"();")); got != tc.hook {
+		if got := bytes.Contains(out, []byte(ExitHookVar(tid(0))+"();")); got != tc.hook {
 			t.Errorf("%s: hook=%v, want %v\n%s", tc.desc, got, tc.hook, out)
 		}
 	}
 	// The hook goes after a label (where a goto lands) and after the counter.
 	src := "package p\n\nimport \"os\"\n\nfunc f() {\n\tgoto L\nL:\n\tos.Exit(1)\n}\n"
-	out, _, _ := RewriteFile("x.go", []byte(src), 0)
+	out, _, _ := RewriteFile("x.go", []byte(src), tid(0))
 	if !bytes.Contains(out, []byte("L:\n\tFuzzlsCounters_0[1]++;FuzzlsExitHook_0();os.Exit(1)")) {
 		t.Errorf("labeled exit:\n%s", out)
 	}
@@ -1164,14 +1164,14 @@ L:
 
 func TestCgoUnchanged(t *testing.T) {
 	src := []byte("package p\n\n// #include <stdio.h>\nimport \"C\"\n\nfunc f() { C.puts(nil) }\n")
-	out, blocks, err := RewriteFile("c.go", src, 0)
+	out, blocks, err := RewriteFile("c.go", src, tid(0))
 	if err != nil || !bytes.Equal(out, src) || len(blocks) != 0 {
 		t.Errorf("cgo file: err=%v blocks=%v out=\n%s", err, blocks, out)
 	}
 }
 
 func TestParseError(t *testing.T) {
-	if _, _, err := RewriteFile("bad.go", []byte("package p\n\nfunc {\n"), 0); err == nil {
+	if _, _, err := RewriteFile("bad.go", []byte("package p\n\nfunc {\n"), tid(0)); err == nil {
 		t.Error("no error for a file that does not parse")
 	}
 }
@@ -1179,13 +1179,23 @@ func TestParseError(t *testing.T) {
 func TestNoTrailingNewline(t *testing.T) {
 	src := "package p\n\nfunc f() {}\n// last comment, no newline"
 	out, _ := coverRewriteOK(t, "no trailing newline", src, 2)
-	if !bytes.Contains(out, []byte("no newline\n//line zz_fuzzls_instrumentation.go:1\nvar FuzzlsCounters_2 [1]uint8\n")) {
+	if !bytes.Contains(out, []byte("no newline\n//line zz_fuzzls_instrumentation.go:1\nvar "+CounterVar(tid(2))+" [1]uint8\n")) {
 		t.Errorf("output:\n%s", out)
 	}
 }
 
+// tid is a test file's ID, the file's index alone, which keeps the expected
+// outputs readable (FuzzlsEq_0); builds use NewFileID.
+func tid(i int) FileID { return FileID(strconv.Itoa(i)) }
+
+// TestVarNames: the names differ between files and between packages (one package
+// may dot-import another), and stay the same from build to build.
 func TestVarNames(t *testing.T) {
-	if CounterVar(7) != "FuzzlsCounters_7" || ExitHookVar(12) != "FuzzlsExitHook_12" {
-		t.Error(CounterVar(7), ExitHookVar(12))
+	a, b := NewFileID("example.com/a", 0), NewFileID("example.com/b", 0)
+	if a == b || a == NewFileID("example.com/a", 1) || a != NewFileID("example.com/a", 0) {
+		t.Errorf("IDs %q %q", a, b)
+	}
+	if !strings.HasPrefix(CounterVar(a), "FuzzlsCounters_") || !strings.HasPrefix(ExitHookVar(a), "FuzzlsExitHook_") {
+		t.Error(CounterVar(a), ExitHookVar(a))
 	}
 }

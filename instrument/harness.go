@@ -18,7 +18,7 @@ const runtimeDir = "zz_fuzzls_rt"
 // instrumented is one rewritten file: the package it belongs to and its index.
 type instrumented struct {
 	importPath string
-	index      int
+	id         FileID
 	cmpSites   int // comparison sites; 0 when the file has no comparison hooks
 	// bridge is the import path of the bridge the harness reaches the file's
 	// variables through (bridge.go), empty when it imports importPath itself;
@@ -100,25 +100,25 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	}
 	b.WriteString("\t\t},\n\t\tCounters: [][]uint8{\n")
 	for _, f := range files {
-		fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CounterVar(f.index)))
+		fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CounterVar(f.id)))
 	}
 	// Comparison-site counters come after every block counter: counter i < len(blocks)
 	// is block i.
 	for _, f := range files {
 		if f.cmpSites > 0 {
-			fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CmpCovVar(f.index)))
+			fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CmpCovVar(f.id)))
 		}
 	}
 	b.WriteString("\t\t},\n\t\tExitHooks: []*func(){\n")
 	for _, f := range files {
-		fmt.Fprintf(&b, "\t\t\t%s,\n", addr(f, ExitHookVar(f.index)))
+		fmt.Fprintf(&b, "\t\t\t%s,\n", addr(f, ExitHookVar(f.id)))
 	}
 	b.WriteString("\t\t},\n")
 	var cmpOn, cmpHooks, cmpSites []string
 	for _, f := range files {
 		if f.cmpSites > 0 {
-			cmpOn = append(cmpOn, addr(f, CmpOnVar(f.index)))
-			cmpHooks = append(cmpHooks, addr(f, CmpHookVar(f.index)))
+			cmpOn = append(cmpOn, addr(f, CmpOnVar(f.id)))
+			cmpHooks = append(cmpHooks, addr(f, CmpHookVar(f.id)))
 			cmpSites = append(cmpSites, strconv.Itoa(f.cmpSites))
 		}
 	}

@@ -21,8 +21,12 @@ if ! command -v nvim >/dev/null; then
   apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim
 fi
 
-echo "== go test"
+# Every Go release the Go team supports: the machine's (1.26) and the current one,
+# which the go command fetches from the module proxy.
+echo "== go test (Go $(go env GOVERSION))"
 go test -count=1 -timeout 20m ./...
+echo "== go test (Go 1.27)"
+GOTOOLCHAIN=go1.27.3 go test -count=1 -timeout 20m ./...
 
 if [ "${FUZZLS_SKIP_NPM:-}" != 1 ] && [ -f package.json ]; then
   echo "== npm test (extension unit tests and the end-to-end test in a real VS Code)"
