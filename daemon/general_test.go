@@ -347,6 +347,36 @@ func TestMalformedJSONSurvives(t *testing.T) {
 	rw.response(t, "11", 5*time.Second)
 }
 
+// TestErrorCodes: a well-formed message whose params do not fit its method is
+// invalid params (-32602), an unknown method is method not found (-32601), with
+// or without params; neither is a parse error (-32700), which means the JSON
+// itself did not parse.
+func TestErrorCodes(t *testing.T) {
+	rw := startRaw(t, Options{})
+	rw.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+	rw.response(t, "1", 5*time.Second)
+	rw.send(t, `{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	for i, tc := range []struct {
+		msg  string
+		want jsonrpc2.Code
+	}{
+		{`"method":"fuzzls/unknown"`, jsonrpc2.MethodNotFound},
+		{`"method":"fuzzls/unknown","params":{"a":1}`, jsonrpc2.MethodNotFound},
+		{`"method":"textDocument/hover","params":{"textDocument":7,"position":"x"}`, jsonrpc2.InvalidParams},
+		{`"method":"workspace/executeCommand","params":{"command":["fuzzls.start"]}`, jsonrpc2.InvalidParams},
+		{`"method":"textDocument/codeLens","params":[1,2]`, jsonrpc2.InvalidParams},
+		{`"method":"textDocument/codeAction","params":{"range":"everything"}`, jsonrpc2.InvalidParams},
+	} {
+		id := strconv.Itoa(100 + i)
+		rw.send(t, `{"jsonrpc":"2.0","id":`+id+`,`+tc.msg+`}`)
+		if code := errorCode(t, rw.response(t, id, 5*time.Second)); code != tc.want {
+			t.Errorf("%s: code %d, want %d", tc.msg, code, tc.want)
+		}
+	}
+	rw.send(t, `{"jsonrpc":"2.0","id":11,"method":"shutdown"}`)
+	rw.response(t, "11", 5*time.Second)
+}
+
 func TestSettings(t *testing.T) {
 	for _, tc := range []struct {
 		desc, json string

@@ -146,9 +146,36 @@ func (s *server) handler() jsonrpc2.Handler {
 				result, err = nil, nil
 			}
 		}()
-		return dispatch(ctx, req)
+		result, err = dispatch(ctx, req)
+		return result, paramsError(method, err)
 	}
 	return protocol.CancelHandler(h)
+}
+
+// clientMethods are the methods LSP defines from client to server.
+var clientMethods = func() map[string]bool {
+	m := map[string]bool{}
+	for _, info := range protocol.Methods {
+		if info.Direction != protocol.DirectionServerToClient {
+			m[info.Method] = true
+		}
+	}
+	return m
+}()
+
+// paramsError corrects the code of a dispatch error: go.lsp.dev/protocol answers
+// params it cannot decode with a parse error, though the message itself parsed
+// (the transport answers what does not). For an LSP method that is invalid
+// params; any other method, whose params are decoded before it is looked up, is
+// not found.
+func paramsError(method string, err error) error {
+	if !errors.Is(err, jsonrpc2.ErrParse) {
+		return err
+	}
+	if clientMethods[method] {
+		return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params for %s: %v", method, err)
+	}
+	return jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
 }
 
 // goSafe runs f on its own goroutine, recovering and logging a panic.
