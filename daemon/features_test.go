@@ -554,3 +554,29 @@ func TestCoverageOfOpenDependency(t *testing.T) {
 		return covered
 	})
 }
+
+// TestProcessExitReachesEditor: a failure that ends the worker through the exit
+// hook (os.Exit, log.Fatal), whose innermost frame is fuzzls's generated harness,
+// is a diagnostic at the user's call, as any other failure.
+func TestProcessExitReachesEditor(t *testing.T) {
+	requireEngine(t)
+	dir := copyDir(t, "../testdata/crashers")
+	srcGo, testGo := filepath.Join(dir, "crashers.go"), filepath.Join(dir, "crashers_test.go")
+	p := startInProcess(t, Options{BatchDelay: 100 * time.Millisecond})
+	p.initializeWith(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir(), "keepFuzzing": true}, nil)
+	p.open(testGo)
+	for _, tc := range []struct{ target, mark string }{
+		{"FuzzExit", "MARK:exit"},
+		{"FuzzLogFatal", "MARK:logfatal"},
+	} {
+		if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: tc.target}); err != nil {
+			t.Fatalf("start %s: %v", tc.target, err)
+		}
+		line := uint32(lineOf(t, srcGo, tc.mark) - 1)
+		p.client.await(t, tc.target+"'s exit as a diagnostic at "+tc.mark, 90*time.Second, func() bool {
+			return slices.ContainsFunc(p.client.diags[string(uri.File(srcGo))], func(d protocol.Diagnostic) bool {
+				return d.Range.Start.Line == line && d.Code == protocol.String(engine.KindExit)
+			})
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/instrument"
 )
 
 // failure is a failure as classified from a worker's output, before it becomes a Crash.
@@ -70,22 +71,28 @@ type userFrames struct {
 }
 
 // frames reads a goroutine's frames (see parseFrames) with the files of module
-// copies named by their originals.
+// copies named by their originals, and without the frames of code fuzzls
+// generated (the harness's exit hook, the runtime): those files exist only in the
+// build's overlay, so no editor can show them, and the user's frames follow.
 func (u userFrames) frames(lines []string) []Frame {
-	frames := parseFrames(lines)
-	for i, fr := range frames {
+	var frames []Frame
+	for _, fr := range parseFrames(lines) {
+		if instrument.IsGenerated(fr.File) {
+			continue
+		}
 		for cp, orig := range u.copies {
 			if strings.HasPrefix(fr.File, cp+string(filepath.Separator)) {
-				frames[i].File = orig + fr.File[len(cp):]
+				fr.File = orig + fr.File[len(cp):]
 				break
 			}
 		}
+		frames = append(frames, fr)
 	}
 	return frames
 }
 
 func (u userFrames) is(file string) bool {
-	if strings.Contains(file, "/zz_fuzzls_") {
+	if instrument.IsGenerated(file) {
 		return false
 	}
 	for _, d := range u.dirs {

@@ -469,8 +469,10 @@ var compilerPosRE = regexp.MustCompile(`^(\S+?):(\d+)(?::(\d+))?(?:\[(\S+?):(\d+
 // (the harness, the runtime, bridges, the //line name of added declarations).
 const generatedPrefix = "zz_fuzzls_"
 
-// isGenerated reports whether path names code fuzzls generated, not the user's.
-func isGenerated(path string) bool {
+// IsGenerated reports whether path names code fuzzls generated, not the user's:
+// such a file exists only in a build's overlay, and a stack frame in it is no
+// place to show a user.
+func IsGenerated(path string) bool {
 	return strings.HasPrefix(filepath.Base(path), generatedPrefix) || strings.Contains(filepath.ToSlash(path), "/"+generatedPrefix)
 }
 
@@ -503,7 +505,7 @@ func compileError(pkg *Package, out string, overlay map[string]string) error {
 			continue
 		}
 		file, ln, col := m[1], m[2], m[3]
-		if isGenerated(file) || isGenerated(m[4]) {
+		if IsGenerated(file) || IsGenerated(m[4]) {
 			e.Diagnostics = append(e.Diagnostics, Diagnostic{Message: "fuzzls's generated code does not compile (a fuzzls bug): " + m[7]})
 			continue
 		}
