@@ -673,3 +673,57 @@ func TestInternalPackages(t *testing.T) {
 		}
 	}
 }
+
+// TestTestFileDeletedAndRestored: a test file deleted and then restored (what git
+// stash and a branch switch do) fails one build with "no test files", and the
+// next build after it is back succeeds: the package load is not kept from when
+// the file was gone.
+func TestTestFileDeletedAndRestored(t *testing.T) {
+	dir := copyTree(t, "../testdata/calc")
+	rec := &recorder{}
+	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, Persistent: true, KeepFuzzing: true}, rec.observe)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets: %v, %v", targets, err)
+	}
+	builds := func() []*BuildEvent {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		var out []*BuildEvent
+		for _, ev := range rec.events {
+			if b, ok := ev.(*BuildEvent); ok {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	awaitBuild := func(n int, ok bool) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if b := builds(); len(b) > n {
+				if (b[n].Err == nil) != ok {
+					t.Fatalf("build %d: error %v, want ok=%v", n+1, b[n].Err, ok)
+				}
+				return
+			}
+		}
+		t.Fatalf("no build %d", n+1)
+	}
+	s := e.Start(targets[0])
+	defer s.Stop()
+	awaitBuild(0, true)
+	testGo := filepath.Join(dir, "calc_test.go")
+	data, err := os.ReadFile(testGo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(testGo)
+	s.Rebuild()
+	awaitBuild(1, false)
+	if err := os.WriteFile(testGo, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Rebuild()
+	awaitBuild(2, true)
+}

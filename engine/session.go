@@ -283,9 +283,6 @@ func (s *Session) prepare(rebuilt bool) error {
 	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
 	defer cancel()
 	start := time.Now()
-	if rebuilt && s.filesChanged() {
-		e.loader.Invalidate()
-	}
 	// The BuildEvent comes once the new build is in place (blocks swapped, seeds
 	// run), so an observer that reads Coverage() on it sees the new blocks; a seeds
 	// run that fails (bad f.Add types, bad corpus files) is a build error too.
@@ -365,38 +362,6 @@ func (s *Session) stopContext(ctx context.Context, cancel context.CancelFunc) (c
 		}
 	}()
 	return ctx, cancel
-}
-
-// filesChanged reports whether the package's file list differs from the loaded one
-// (a file added or removed), which needs a new package load.
-func (s *Session) filesChanged() bool {
-	s.mu.Lock()
-	pkg := s.pkg
-	s.mu.Unlock()
-	if pkg == nil {
-		return true
-	}
-	known := map[string]bool{}
-	for _, f := range pkg.GoFiles {
-		known[f] = true
-	}
-	for _, f := range pkg.TestFiles {
-		known[f] = true
-	}
-	for _, f := range pkg.XTestFiles {
-		known[f] = true
-	}
-	n := 0
-	ents, _ := os.ReadDir(pkg.Dir)
-	for _, en := range ents {
-		if strings.HasSuffix(en.Name(), ".go") {
-			if !known[filepath.Join(pkg.Dir, en.Name())] {
-				return true
-			}
-			n++
-		}
-	}
-	return n < len(known)
 }
 
 func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {

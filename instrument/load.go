@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -65,11 +66,20 @@ type Target struct {
 }
 
 // Loader loads packages and caches the results, because a load with
-// golang.org/x/tools/go/packages takes up to seconds. Invalidate drops the cache
-// when files are added or removed, or go.mod changes.
+// golang.org/x/tools/go/packages takes up to seconds. A cached load is used
+// only while what it was read from is as it was: the Go files in the
+// directories of its packages (and the directory it was asked about, which may
+// have had none: a test file deleted, then restored, as git stash does), and the
+// go.mod, go.sum and go.work that decide its dependencies. Invalidate drops the
+// cache.
 type Loader struct {
 	mu    sync.Mutex
-	cache map[string][]*Package
+	cache map[string]cachedLoad
+}
+
+type cachedLoad struct {
+	pkgs  []*Package
+	stamp string // loadStamp when loaded
 }
 
 // Invalidate forgets every cached load.
@@ -83,22 +93,76 @@ func (l *Loader) Invalidate() {
 func (l *Loader) Load(ctx context.Context, dir string, patterns ...string) ([]*Package, error) {
 	key := dir + "\x00" + strings.Join(patterns, "\x00")
 	l.mu.Lock()
-	if p, ok := l.cache[key]; ok {
-		l.mu.Unlock()
-		return p, nil
-	}
+	c, ok := l.cache[key]
 	l.mu.Unlock()
+	if ok && loadStamp(dir, c.pkgs) == c.stamp {
+		return c.pkgs, nil
+	}
 	pkgs, err := load(ctx, dir, patterns)
 	if err != nil {
 		return nil, err
 	}
+	stamp := loadStamp(dir, pkgs)
 	l.mu.Lock()
 	if l.cache == nil {
-		l.cache = map[string][]*Package{}
+		l.cache = map[string]cachedLoad{}
 	}
-	l.cache[key] = pkgs
+	l.cache[key] = cachedLoad{pkgs, stamp}
 	l.mu.Unlock()
 	return pkgs, nil
+}
+
+// loadStamp sums up what a load of dir that found pkgs depends on, other than
+// the contents of Go files (a build reads those anew): the names of the Go files
+// in dir, in the packages' directories and in their workspace dependencies'
+// directories, and the size and time of the module files.
+func loadStamp(dir string, pkgs []*Package) string {
+	dirs := map[string]bool{dir: true}
+	modFiles := map[string]bool{}
+	for _, p := range pkgs {
+		dirs[p.Dir] = true
+		if p.ModuleDir != "" {
+			modFiles[filepath.Join(p.ModuleDir, "go.mod")] = true
+			modFiles[filepath.Join(p.ModuleDir, "go.sum")] = true
+		}
+		for _, d := range p.Deps {
+			if d.ModulePath == "" { // the workspace's: its files can change
+				dirs[d.Dir] = true
+			}
+		}
+	}
+	for d := dir; ; d = filepath.Dir(d) { // a go.work above, or a module's files
+		modFiles[filepath.Join(d, "go.work")] = true
+		modFiles[filepath.Join(d, "go.mod")] = true
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var b strings.Builder
+	for _, d := range sortedKeys(dirs) {
+		ents, _ := os.ReadDir(d)
+		b.WriteString(d + "\x00")
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".go") {
+				b.WriteString(e.Name() + "\x00")
+			}
+		}
+	}
+	for _, f := range sortedKeys(modFiles) {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\x00", f, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func load(ctx context.Context, dir string, patterns []string) ([]*Package, error) {
