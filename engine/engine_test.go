@@ -727,3 +727,34 @@ func TestTestFileDeletedAndRestored(t *testing.T) {
 	s.Rebuild()
 	awaitBuild(2, true)
 }
+
+// TestStdPackage: a standard library package's own target, run in GOROOT/src as a
+// Go contributor would (html's FuzzEscapeUnescape), is found and fuzzed, its own
+// blocks covered, and GOROOT left as it was. Under GOTOOLCHAIN=go1.27.3 the GOROOT
+// is in the module cache, whose files the go command refuses to overlay: that
+// build takes the other road (instrument/std.go).
+func TestStdPackage(t *testing.T) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "src", "html")
+	before := treeHash(t, dir)
+	s, _ := fuzzOnce(t, dir, "FuzzEscapeUnescape", Options{Parallel: 1, FuzzTime: 3 * time.Second})
+	if n := len(s.Crashes()); n != 0 {
+		t.Fatalf("%d crashes: %+v", n, s.Crashes()[0])
+	}
+	blocks, hit := s.Coverage()
+	covered := 0
+	for i, b := range blocks {
+		if hit[i] && b.File == filepath.Join(dir, "escape.go") {
+			covered++
+		}
+	}
+	if covered < 10 {
+		t.Errorf("%d covered blocks in html/escape.go", covered)
+	}
+	if treeHash(t, dir) != before {
+		t.Errorf("the run changed GOROOT/src/html")
+	}
+}

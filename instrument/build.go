@@ -412,6 +412,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	tmp := fmt.Sprintf("%s.%d.tmp", bin.Path, time.Now().UnixNano())
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off", ".")
 	cmd.Dir = pkg.Dir
+	pkg.goCommand(cmd, dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)

@@ -34,6 +34,9 @@ type Package struct {
 	TestMain string
 	// Errors are problems found while loading (parse errors, bad target shapes).
 	Errors []error
+	// StdGOROOT is set for a standard library package whose GOROOT lies in the
+	// module cache, where the go command refuses overlays: see goCommand.
+	StdGOROOT string
 }
 
 // Dep is a non-test dependency package to instrument.
@@ -177,6 +180,7 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 		return nil, fmt.Errorf("loading %s: %v", strings.Join(patterns, " "), err)
 	}
 	var listErrs []string
+	var std stdRoot
 	byID := map[string]*packages.Package{}
 	packages.Visit(roots, nil, func(p *packages.Package) {
 		byID[p.ID] = p
@@ -189,15 +193,20 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 		for _, e := range p.Errors {
 			listErrs = append(listErrs, e.Error())
 		}
-		if p.Module == nil || len(p.GoFiles) == 0 && len(p.OtherFiles) == 0 && p.Name == "" {
+		mod, stdGOROOT := p.Module, ""
+		if mod == nil {
+			mod, stdGOROOT = std.module(ctx, dir, p)
+		}
+		if mod == nil || len(p.GoFiles) == 0 && len(p.OtherFiles) == 0 && p.Name == "" {
 			continue
 		}
 		pkg := &Package{
 			ImportPath: p.PkgPath,
 			Name:       p.Name,
-			ModulePath: p.Module.Path,
-			ModuleDir:  p.Module.Dir,
-			GoVersion:  moduleGoVersion(p.Module),
+			ModulePath: mod.Path,
+			ModuleDir:  mod.Dir,
+			GoVersion:  moduleGoVersion(mod),
+			StdGOROOT:  stdGOROOT,
 			GoFiles:    p.GoFiles,
 		}
 		if len(p.GoFiles) > 0 {
