@@ -36,7 +36,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,9 +55,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"fuzzls.dev/fuzzls/bench/internal/engines"
 )
 
 const module = "example.com/benchtargets"
+
+// run is one engine's run on one target in one trial.
+type run = engines.Run
 
 // A target of the suite. Bug targets have Expect (a pattern the planted failure's
 // message matches); coverage targets have CoverPkg.
@@ -92,36 +96,6 @@ var suite = []target{
 	{Name: "FuzzTIFF", Pkg: "parsers", CoverPkg: "golang.org/x/image/tiff,golang.org/x/image/tiff/lzw,golang.org/x/image/ccitt"},
 }
 
-// run is one engine's run on one target in one trial.
-type run struct {
-	Engine  string  `json:"engine"`
-	Target  string  `json:"target"`
-	Trial   int     `json:"trial"`
-	Found   bool    `json:"found"`             // the planted failure
-	TTC     float64 `json:"ttc,omitempty"`     // seconds from fuzzing start to the failure
-	Other   string  `json:"other,omitempty"`   // a failure that is not the planted one
-	Failure string  `json:"failure,omitempty"` // first line of the failure found
-	Where   string  `json:"where,omitempty"`   // fuzzls: file:line of the failure
-	Flaky   bool    `json:"flaky,omitempty"`   // fuzzls: the failure did not repeat on replay
-	Flake   string  `json:"flake,omitempty"`   // an engine's spurious failure, not counted
-	Execs   int64   `json:"execs"`
-	Fuzzed  float64 `json:"fuzzed"` // seconds of fuzzing (start to end)
-	Startup float64 `json:"startup"`
-	Wall    float64 `json:"wall"`
-	// Coverage targets: statements (and blocks) of CoverPkg the corpus reaches.
-	Corpus      int    `json:"corpus,omitempty"`
-	Stmts       int    `json:"stmts,omitempty"`
-	TotalStmts  int    `json:"totalStmts,omitempty"`
-	Blocks      int    `json:"blocks,omitempty"`
-	TotalBlocks int    `json:"totalBlocks,omitempty"`
-	OwnCover    string `json:"ownCover,omitempty"` // the engine's own coverage figure
-	// Warnings are fuzzls's about its build (comparison hooks left out of a
-	// package): a figure measured without them is not the engine's.
-	Warnings []string `json:"warnings,omitempty"`
-	Err      string   `json:"err,omitempty"`
-	Log      string   `json:"log"`
-}
-
 type config struct {
 	budget, covBudget time.Duration
 	trials, parallel  int
@@ -143,12 +117,12 @@ func main() {
 	bin := flag.String("fuzzls", "", "a fuzzls binary to use (default: build ./cmd/fuzzls)")
 	enginesFlag := flag.String("engines", "fuzzls,native", "the engines to run, comma-separated (one alone: to re-measure one side after a change to it)")
 	flag.Parse()
-	var engines []string
+	var chosenEngines []string
 	for _, e := range strings.Split(*enginesFlag, ",") {
 		if e != "fuzzls" && e != "native" {
 			check(fmt.Errorf("-engines: unknown engine %q (want fuzzls, native)", e))
 		}
-		engines = append(engines, e)
+		chosenEngines = append(chosenEngines, e)
 	}
 	if *covBudget == 0 {
 		*covBudget = *budget
@@ -179,26 +153,15 @@ func main() {
 	check(err)
 	defer os.RemoveAll(tmp)
 	c := &config{budget: *budget, covBudget: *covBudget, trials: *trials, parallel: *parallel, tmp: tmp,
-		scratch: filepath.Join(tmp, "targets"), fuzzls: filepath.Join(tmp, "fuzzls"),
-		logs: filepath.Join(outAbs, "compare-"+stamp+"-logs")}
+		scratch: filepath.Join(tmp, "targets"),
+		logs:    filepath.Join(outAbs, "compare-"+stamp+"-logs")}
 	check(os.MkdirAll(c.logs, 0o755))
 
-	if *bin != "" {
-		c.fuzzls, err = filepath.Abs(*bin)
-		check(err)
-	} else {
+	if *bin == "" {
 		logf("building fuzzls")
-		out, err := command(ctx, "", "go", "build", "-o", c.fuzzls, "./cmd/fuzzls").CombinedOutput()
-		if err != nil {
-			check(fmt.Errorf("go build ./cmd/fuzzls: %v\n%s", err, out))
-		}
 	}
-	if out, err := exec.Command(c.fuzzls, "version").Output(); err == nil {
-		c.version = strings.TrimSpace(string(out))
-	}
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
-		c.version += ", tree " + strings.TrimSpace(string(out))
-	}
+	c.fuzzls, c.version, err = engines.Fuzzls(ctx, *bin, tmp)
+	check(err)
 	check(copyTree(*srcDir, c.scratch))
 	check(checkSuite(ctx, c.scratch))
 	check(clearNativeCache(ctx))
@@ -208,12 +171,12 @@ func main() {
 	started := time.Now()
 	for _, t := range chosen {
 		for trial := 1; trial <= c.trials && ctx.Err() == nil; trial++ {
-			for _, eng := range engines {
+			for _, eng := range chosenEngines {
 				if ctx.Err() != nil {
 					break
 				}
 				r := runOne(ctx, c, t, eng, trial)
-				logf("%-14s %-7s trial %d: %s", t.Name, eng, trial, r.summary(t))
+				logf("%-14s %-7s trial %d: %s", t.Name, eng, trial, summary(r, t))
 				runs = append(runs, r)
 			}
 		}
@@ -231,7 +194,7 @@ func main() {
 	logf("wrote %s (raw results beside it, logs in %s)", mdPath, c.logs)
 }
 
-func (r run) summary(t target) string {
+func summary(r run, t target) string {
 	var s string
 	switch {
 	case r.Err != "":
@@ -254,7 +217,7 @@ func (r run) summary(t target) string {
 // checkSuite compares the suite with the module's fuzz targets, so the list here
 // cannot silently drift from bench/targets.
 func checkSuite(ctx context.Context, dir string) error {
-	out, err := command(ctx, dir, "go", "test", "-list", "^Fuzz", "./...").Output()
+	out, err := engines.Command(ctx, dir, "go", "test", "-list", "^Fuzz", "./...").Output()
 	if err != nil {
 		return fmt.Errorf("go test -list in the targets module: %v", err)
 	}
@@ -279,7 +242,7 @@ func checkSuite(ctx context.Context, dir string) error {
 // clearNativeCache removes go test's fuzz cache for the targets module: fuzzls
 // warm-starts from it, which would hand it what an earlier native run found.
 func clearNativeCache(ctx context.Context) error {
-	out, err := command(ctx, "", "go", "env", "GOCACHE").Output()
+	out, err := engines.Command(ctx, "", "go", "env", "GOCACHE").Output()
 	if err != nil {
 		return err
 	}
@@ -302,7 +265,7 @@ func warm(ctx context.Context, c *config, ts []target) {
 		done[t.Pkg] = true
 		logf("warming go test -fuzz's instrumented build of ./%s (a minute or more the first time)", t.Pkg)
 		start := time.Now()
-		cmd := command(ctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime=1x", "-parallel=1",
+		cmd := engines.Command(ctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime=1x", "-parallel=1",
 			"./"+t.Pkg, "-args", "-test.fuzzcachedir="+filepath.Join(c.tmp, "warm"))
 		if out, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "--- FAIL") {
 			logf("warm-up of ./%s failed: %v\n%s", t.Pkg, err, out)
@@ -315,7 +278,7 @@ func warm(ctx context.Context, c *config, ts []target) {
 					pkgs = append(pkgs, u.CoverPkg)
 				}
 			}
-			command(ctx, c.scratch, "go", "test", "-run=^$", "-coverpkg="+strings.Join(pkgs, ","), "./"+t.Pkg).Run()
+			engines.Command(ctx, c.scratch, "go", "test", "-run=^$", "-coverpkg="+strings.Join(pkgs, ","), "./"+t.Pkg).Run()
 		}
 		logf("  %.0fs", time.Since(start).Seconds())
 	}
@@ -360,25 +323,25 @@ func runOne(ctx context.Context, c *config, t target, eng string, trial int) run
 			// has no such option and stops at its first failure.
 			args = append(args, "-keepfuzzing")
 		}
-		cmd = command(rctx, c.scratch, c.fuzzls, append(args, "./"+t.Pkg)...)
+		cmd = engines.Command(rctx, c.scratch, c.fuzzls, append(args, "./"+t.Pkg)...)
 		corpusDir = filepath.Join(dir, "corpus", filepath.FromSlash(module+"/"+t.Pkg), t.Name)
 	} else {
-		cmd = command(rctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime="+budget.String(),
+		cmd = engines.Command(rctx, c.scratch, "go", "test", "-run=^$", "-fuzz=^"+t.Name+"$", "-fuzztime="+budget.String(),
 			"-parallel="+strconv.Itoa(c.parallel), "-fuzzminimizetime=1s", "./"+t.Pkg, "-args", "-test.fuzzcachedir="+dir)
 		corpusDir = filepath.Join(dir, t.Name)
 	}
 	fmt.Fprintf(logFile, "$ %s\n", strings.Join(cmd.Args, " "))
 	start := time.Now()
-	lines, wait, err := startLines(cmd)
+	lines, wait, err := engines.StartLines(cmd)
 	if err != nil {
 		r.Err = err.Error()
 		return r
 	}
 	var failText string
 	if eng == "fuzzls" {
-		failText = parseFuzzls(lines, logFile, start, &r)
+		failText = engines.ParseFuzzls(lines, logFile, start, &r)
 	} else {
-		failText = parseNative(lines, logFile, start, &r)
+		failText = engines.ParseNative(lines, logFile, start, &r)
 	}
 	werr := wait()
 	r.Wall = time.Since(start).Seconds()
@@ -406,146 +369,6 @@ func runOne(ctx context.Context, c *config, t target, eng string, trial int) run
 		}
 	}
 	return r
-}
-
-// parseFuzzls reads fuzzls's JSON events; it returns the text a planted failure's
-// pattern is matched against ("kind: message"), or "".
-func parseFuzzls(lines <-chan line, log io.Writer, start time.Time, r *run) string {
-	var fuzzStart, end time.Time
-	var first, last map[string]any
-	for l := range lines {
-		fmt.Fprintf(log, "%7.3f %s\n", l.t.Sub(start).Seconds(), l.s)
-		var ev map[string]any
-		if json.Unmarshal([]byte(l.s), &ev) != nil {
-			continue
-		}
-		switch ev["event"] {
-		case "build":
-			if e, ok := ev["error"].(string); ok {
-				r.Err = "build: " + firstLine(e)
-			}
-			if ws, ok := ev["warnings"].([]any); ok && r.Warnings == nil {
-				for _, w := range ws {
-					r.Warnings = append(r.Warnings, fmt.Sprint(w))
-				}
-			}
-			if fuzzStart.IsZero() {
-				fuzzStart = l.t
-			}
-		case "stats":
-			r.Execs = int64(num(ev["execs"]))
-			r.OwnCover = fmt.Sprintf("%d/%d blocks (fuzzls's instrumentation), corpus %d", int(num(ev["covered"])), int(num(ev["blocks"])), int(num(ev["corpus"])))
-		case "crash":
-			if first == nil {
-				first = ev
-				r.TTC = l.t.Sub(fuzzStart).Seconds()
-			}
-			last = ev
-		case "done":
-			end = l.t
-			if n := int64(num(ev["execs"])); n > r.Execs {
-				r.Execs = n
-			}
-			if e, ok := ev["error"].(string); ok && r.Err == "" {
-				r.Err = firstLine(e)
-			}
-		}
-	}
-	if end.IsZero() {
-		end = time.Now()
-	}
-	if !fuzzStart.IsZero() {
-		r.Startup = fuzzStart.Sub(start).Seconds()
-		r.Fuzzed = end.Sub(fuzzStart).Seconds()
-	}
-	if first == nil {
-		return ""
-	}
-	r.Flaky, _ = last["flaky"].(bool)
-	kind, _ := last["kind"].(string)
-	msg, _ := last["message"].(string)
-	r.Failure = kind + ": " + firstLine(msg)
-	if f, ok := last["file"].(string); ok && f != "" {
-		r.Where = fmt.Sprintf("%s:%d", filepath.Base(f), int(num(last["line"])))
-	}
-	return kind + ": " + msg
-}
-
-var (
-	nativeElapsed = regexp.MustCompile(`^fuzz: elapsed: \d+s`)
-	nativeExecs   = regexp.MustCompile(`^fuzz: elapsed: \d+s, execs: (\d+) .*\(total: (\d+)\)`)
-	nativeMin     = regexp.MustCompile(`^fuzz: minimizing \d+-byte failing input`)
-	nativeFail    = regexp.MustCompile(`^--- FAIL: `)
-	nativeFrom    = regexp.MustCompile(`^testing\.go:\d+: `)
-)
-
-const deadlineFlake = "go test reported \"context deadline exceeded\" at the end of -fuzztime (go.dev/issue/75804)"
-
-// parseNative reads go test -fuzz's output; it returns the failure's text, or "".
-func parseNative(lines <-chan line, log io.Writer, start time.Time, r *run) string {
-	var fuzzStart, found, end time.Time
-	var fail []string
-	inFail := false
-	for l := range lines {
-		fmt.Fprintf(log, "%7.3f %s\n", l.t.Sub(start).Seconds(), l.s)
-		end = l.t
-		switch {
-		case nativeElapsed.MatchString(l.s):
-			if fuzzStart.IsZero() {
-				fuzzStart = l.t
-			}
-			if m := nativeExecs.FindStringSubmatch(l.s); m != nil {
-				r.Execs, _ = strconv.ParseInt(m[1], 10, 64)
-				r.OwnCover = "corpus " + m[2] + " (go test's count)"
-			}
-		case nativeMin.MatchString(l.s):
-			if found.IsZero() {
-				found = l.t
-			}
-		case nativeFail.MatchString(l.s):
-			if found.IsZero() {
-				found = l.t
-			}
-			inFail = true
-		case inFail && (l.s == "FAIL" || strings.HasPrefix(l.s, "exit status")):
-			inFail = false
-		case inFail:
-			if s := strings.TrimSpace(l.s); s != "" && !strings.HasPrefix(s, "--- FAIL") {
-				fail = append(fail, s)
-			}
-		}
-	}
-	if fuzzStart.IsZero() {
-		fuzzStart = start
-		if !found.IsZero() {
-			fuzzStart = found // failed on a seed, before fuzzing
-		}
-	}
-	r.Startup = fuzzStart.Sub(start).Seconds()
-	r.Fuzzed = end.Sub(fuzzStart).Seconds()
-	if found.IsZero() {
-		return ""
-	}
-	if len(fail) == 1 && fail[0] == "context deadline exceeded" {
-		// go test's own race at the end of -fuzztime (go.dev/issue/75804, not fixed
-		// in Go 1.26): no input failed, the budget ran out.
-		r.Flake = deadlineFlake
-		return ""
-	}
-	r.TTC = found.Sub(fuzzStart).Seconds()
-	if len(fail) == 0 {
-		fail = []string{"(no message)"}
-	}
-	r.Failure = fail[0]
-	for _, s := range fail {
-		// "planted_test.go:60: round trip mismatch…" or "testing.go:1927: panic: planted: …"
-		if strings.Contains(s, "panic: ") || strings.Contains(s, "_test.go:") || strings.Contains(s, "fuzzing process") {
-			r.Failure = s
-			break
-		}
-	}
-	r.Failure = strings.TrimPrefix(r.Failure, nativeFrom.FindString(r.Failure))
-	return strings.Join(fail, "\n")
 }
 
 // coverage replays the corpus in corpusDir with go test -coverprofile and counts
@@ -581,60 +404,12 @@ func coverage(ctx context.Context, c *config, t target, corpusDir string, r *run
 		}
 		r.Corpus++
 	}
-	prof := stem + ".cover"
-	cmd := command(ctx, c.scratch, "go", "test", "-run=^"+t.Name+"$", "-timeout=10m", "-coverprofile="+prof, "-coverpkg="+t.CoverPkg, "./"+t.Pkg)
-	out, err := cmd.CombinedOutput()
-	fmt.Fprintf(log, "\n$ %s\n%s", strings.Join(cmd.Args, " "), out)
-	if err != nil {
-		// a corpus entry that fails (a real bug in the parser) still leaves a profile
-		fmt.Fprintf(log, "coverage replay: %v\n", err)
-	}
-	st, err := countProfile(prof)
+	st, err := engines.Replay(ctx, c.scratch, nil, "./"+t.Pkg, t.Name, t.CoverPkg, stem+".cover", log)
 	if err != nil {
 		return fmt.Errorf("%v (replay output in %s)", err, r.Log)
 	}
 	r.Stmts, r.TotalStmts, r.Blocks, r.TotalBlocks = st[0], st[1], st[2], st[3]
 	return nil
-}
-
-// countProfile returns covered statements, statements, covered blocks, blocks.
-func countProfile(path string) ([4]int, error) {
-	var res [4]int
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return res, err
-	}
-	type blk struct {
-		stmts int
-		hit   bool
-	}
-	blocks := map[string]*blk{}
-	for _, l := range strings.Split(string(data), "\n") {
-		f := strings.Fields(l)
-		if len(f) != 3 || strings.HasPrefix(l, "mode:") {
-			continue
-		}
-		n, _ := strconv.Atoi(f[1])
-		cnt, _ := strconv.Atoi(f[2])
-		b := blocks[f[0]]
-		if b == nil {
-			b = &blk{stmts: n}
-			blocks[f[0]] = b
-		}
-		b.hit = b.hit || cnt > 0
-	}
-	for _, b := range blocks {
-		res[1] += b.stmts
-		res[3]++
-		if b.hit {
-			res[0] += b.stmts
-			res[2]++
-		}
-	}
-	if res[3] == 0 {
-		return res, errors.New("empty coverage profile")
-	}
-	return res, nil
 }
 
 // coverageCells is one coverage measure's four table cells: the total, each
@@ -772,7 +547,7 @@ func report(c *config, ts []target, runs []run, took time.Duration) string {
 		}
 	}
 	if flakes > 0 {
-		notes = append(notes, fmt.Sprintf("%d native run(s): %s; no input failed, so not counted as a failure", flakes, deadlineFlake))
+		notes = append(notes, fmt.Sprintf("%d native run(s): %s; no input failed, so not counted as a failure", flakes, engines.DeadlineFlake))
 	}
 
 	fmt.Fprintf(&b, "\n## Goals (issue 3, meant for a 60 s budget, 5 min for the parsers)\n\n")
@@ -877,56 +652,6 @@ func secs(s float64) string {
 	return fmt.Sprintf("%.2f", s)
 }
 
-type line struct {
-	t time.Time
-	s string
-}
-
-// startLines starts cmd with stdout and stderr merged and delivers its lines with
-// the time each was read. wait waits for the command after the lines are drained.
-func startLines(cmd *exec.Cmd) (<-chan line, func() error, error) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, nil, err
-	}
-	pw.Close()
-	ch := make(chan line, 1024)
-	go func() {
-		defer close(ch)
-		defer pr.Close()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			ch <- line{time.Now(), sc.Text()}
-		}
-	}()
-	return ch, cmd.Wait, nil
-}
-
-// command is a command in dir, in a process group of its own: when ctx ends, the
-// group is interrupted (both engines then stop their workers), and killed 30 s later.
-func command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		go func(pid int) {
-			time.Sleep(30 * time.Second)
-			syscall.Kill(-pid, syscall.SIGKILL)
-		}(cmd.Process.Pid)
-		return nil
-	}
-	cmd.WaitDelay = 40 * time.Second
-	return cmd
-}
-
 // copyTree copies the targets module, leaving out generated test data.
 func copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -946,18 +671,6 @@ func copyTree(src, dst string) error {
 		}
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
 	})
-}
-
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func logf(format string, args ...any) {
