@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -46,7 +44,7 @@ func New(opts Options, observe func(Event)) *Engine {
 	if observe == nil {
 		observe = func(Event) {}
 	}
-	os.MkdirAll(filepath.Join(opts.CacheDir, "tmp"), 0o755)
+	removeOrphanTempDirs(opts.CacheDir)
 	return &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel)}
 }
 

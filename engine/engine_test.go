@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -756,5 +757,76 @@ func TestStdPackage(t *testing.T) {
 	}
 	if treeHash(t, dir) != before {
 		t.Errorf("the run changed GOROOT/src/html")
+	}
+}
+
+// TestCacheClearedWhileFuzzing: the user clears the cache directory while a
+// session fuzzes; killed workers are replaced and the next build fuzzes again:
+// the directories the engine needs are made anew.
+func TestCacheClearedWhileFuzzing(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	cache := t.TempDir()
+	e := New(Options{CacheDir: cache, Parallel: 1, Persistent: true, KeepFuzzing: true}, nil)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *Session
+	for _, tg := range targets {
+		if tg.Name == "FuzzNoBug" {
+			s = e.Start(tg)
+		}
+	}
+	defer s.Stop()
+	awaitExecs := func(what string, more int64) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if s.Stats().Execs > more && s.State() == "fuzzing" {
+				return
+			}
+		}
+		s.mu.Lock()
+		err := s.err
+		s.mu.Unlock()
+		t.Fatalf("%s: no executions past %d (state %s, error %v)", what, more, s.State(), err)
+	}
+	awaitExecs("first build", 0)
+	ents, _ := os.ReadDir(cache)
+	for _, en := range ents {
+		os.RemoveAll(filepath.Join(cache, en.Name()))
+	}
+	for _, pid := range workerPIDs() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	awaitExecs("after the cache was cleared and the workers killed", s.Stats().Execs+1000)
+	s.Rebuild()
+	time.Sleep(time.Second)
+	awaitExecs("after a rebuild on the cleared cache", s.Stats().Execs+1000)
+}
+
+// TestOrphanTempDirs: scratch directories of a process that is gone (a daemon
+// killed with SIGKILL) are removed by the next engine on the cache; a live
+// process's are kept.
+func TestOrphanTempDirs(t *testing.T) {
+	cache := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(cache, "tmp", fmt.Sprintf("w%d-123", dead.Process.Pid))
+	live := filepath.Join(cache, "tmp", fmt.Sprintf("w%d-456", os.Getppid()))
+	for _, d := range []string{gone, live} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, "mem"), []byte("x"), 0o644)
+	}
+	New(Options{CacheDir: cache}, nil).Close()
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("a gone process's directory is still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's directory was removed: %v", err)
 	}
 }

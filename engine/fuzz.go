@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -35,8 +38,13 @@ func (s *Session) fuzz() outcome {
 	}
 	s.mu.Unlock()
 
+	// The user may clear the cache: no worker can start until it is built again.
+	binGone := func() bool {
+		_, err := os.Stat(bin.Path)
+		return errors.Is(err, fs.ErrNotExist)
+	}
 	start := func() *workerProc {
-		if !e.sched.acquire() {
+		if binGone() || !e.sched.acquire() {
 			return nil
 		}
 		for attempt := 0; attempt < 3; attempt++ {
@@ -151,6 +159,10 @@ func (s *Session) fuzz() outcome {
 			}
 			if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
 				return outFinished
+			}
+			if binGone() {
+				fmt.Fprintf(o.Log, "fuzzls: %s: the build is gone from the cache; building again\n", s.target.Name)
+				return outRebuild
 			}
 			for len(s.liveWorkers()) < want && start() != nil {
 			}

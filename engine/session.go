@@ -406,7 +406,7 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 // runSeeds runs the binary once in fuzzrt.ModeSeeds: testing checks the f.Add values
 // and reads testdata/fuzz, and our deps hand over the types and the seeds.
 func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, error) {
-	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "tmp"), "seeds")
+	tmp, err := newTempDir(cacheDir, "seeds")
 	if err != nil {
 		return nil, err
 	}

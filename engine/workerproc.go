@@ -47,7 +47,7 @@ type workerProc struct {
 // startWorker starts bin as a worker for target and waits for its hello.
 func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLimit) (*workerProc, error) {
 	rssLimitMB := o.RSSLimitMB
-	memDir, err := os.MkdirTemp(filepath.Join(o.CacheDir, "tmp"), "w")
+	memDir, err := newTempDir(o.CacheDir, "w")
 	if err != nil {
 		return nil, err
 	}
