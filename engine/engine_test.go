@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -829,4 +830,80 @@ func TestOrphanTempDirs(t *testing.T) {
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("a live process's directory was removed: %v", err)
 	}
+}
+
+// TestDiskFull: the cache's scratch directory is on a full disk (a small tmpfs)
+// while a session starts: no process dies of SIGBUS (the test's own, the
+// coordinator, maps every worker's shared memory), the engine says so once, and
+// fuzzing starts when room is made.
+func TestDiskFull(t *testing.T) {
+	full := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (not root?): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", full).Run() })
+	filler := filepath.Join(full, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for chunk := make([]byte, 1<<16); ; {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	f.Close()
+
+	dir := copyTree(t, "../testdata/crashers")
+	cache := t.TempDir()
+	if err := os.Symlink(full, filepath.Join(cache, "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	e := New(Options{CacheDir: cache, Parallel: 1, Persistent: true, KeepFuzzing: true, Log: &log}, nil)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *Session
+	for _, tg := range targets {
+		if tg.Name == "FuzzNoBug" {
+			s = e.Start(tg)
+		}
+	}
+	defer s.Stop()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), "is full"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no word of the full disk; log:\n%s", log.String())
+		}
+	}
+	time.Sleep(3 * time.Second) // several ticks, each trying again
+	if n := strings.Count(log.String(), "is full"); n != 1 {
+		t.Errorf("the full disk was said %d times, want once:\n%s", n, log.String())
+	}
+	os.Remove(filler)
+	for deadline := time.Now().Add(time.Minute); s.Stats().Execs == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no executions after room was made (state %s); log:\n%s", s.State(), log.String())
+		}
+	}
+}
+
+// syncBuffer is a log that a test reads while the engine writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

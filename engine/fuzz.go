@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"syscall"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -31,6 +32,7 @@ func (s *Session) fuzz() outcome {
 	defer e.sched.leave(s)
 	want := 0          // workers the scheduler gives this session now
 	startFailures := 0 // workers that could not be started at all
+	diskFull := false  // the last start failed for want of disk space
 	s.mu.Lock()
 	bin := s.bin
 	if s.started.IsZero() {
@@ -49,10 +51,24 @@ func (s *Session) fuzz() outcome {
 		}
 		for attempt := 0; attempt < 3; attempt++ {
 			w, err := startWorker(bin, s.target.Name, o, &s.hang)
+			if errors.Is(err, syscall.ENOSPC) {
+				// A full disk is no fault of the binary: said once, tried again
+				// every tick until there is room.
+				if !diskFull {
+					diskFull = true
+					fmt.Fprintf(o.Log, "fuzzls: %s: the disk of the cache directory %s is full: %v; fuzzing resumes when there is room\n", s.target.Name, o.CacheDir, err)
+				}
+				e.sched.release()
+				return nil
+			}
 			if err != nil {
 				fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
 				time.Sleep(100 * time.Millisecond)
 				continue
+			}
+			if diskFull {
+				diskFull = false
+				fmt.Fprintf(o.Log, "fuzzls: %s: there is room in the cache directory again; fuzzing\n", s.target.Name)
 			}
 			go func() {
 				for m := range w.msgs {

@@ -36,15 +36,22 @@ const (
 	MaxInput = MemSize - inputOff
 )
 
-// CreateMem creates (or truncates) the shared file at path and maps it.
+// CreateMem creates (or truncates) the shared file at path and maps it. The file's
+// blocks are written, not left sparse: on a full disk, touching a page of a sparse
+// mapping raises SIGBUS in whichever process touches it (the daemon too), while
+// writing them fails here, with ENOSPC, as an error the caller can report.
 func CreateMem(path string) (*Mem, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Truncate(MemSize); err != nil {
-		f.Close()
-		return nil, err
+	zeros := make([]byte, 64<<10)
+	for n := 0; n < MemSize; n += len(zeros) {
+		if _, err := f.Write(zeros[:min(len(zeros), MemSize-n)]); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, err
+		}
 	}
 	return mapMem(f)
 }
