@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,6 +181,44 @@ func TestEngineWorkersGoWhenClientGoes(t *testing.T) {
 	for _, pid := range workers {
 		if alive(pid) {
 			t.Errorf("process %d still running after the client went away", pid)
+		}
+	}
+}
+
+// TestBuildGoesWithKilledDaemon: the daemon is killed with SIGKILL in the middle
+// of a build (a cold go cache: the standard library compiles for seconds); the go
+// command and its compilers go with it instead of running on.
+func TestBuildGoesWithKilledDaemon(t *testing.T) {
+	requireEngine(t)
+	dir := copyDir(t, "../testdata/calc")
+	p := startProcess(t, "GOCACHE="+t.TempDir())
+	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	if _, err := p.command(fproto.CommandStart, nil); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	var build []int
+	compiling := func() bool {
+		build = descendants(p.cmd.Process.Pid)
+		for _, pid := range build {
+			if comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm")); strings.TrimSpace(string(comm)) == "compile" {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(time.Minute); !compiling(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no compiler ran")
+		}
+	}
+	p.cmd.Process.Kill()
+	p.wait(t, 10*time.Second)
+	time.Sleep(time.Second)
+	for _, pid := range build {
+		if alive(pid) {
+			comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+			t.Errorf("process %d (%s) still running a second after the daemon was killed", pid, strings.TrimSpace(string(comm)))
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }

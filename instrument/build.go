@@ -413,7 +413,9 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off", ".")
 	cmd.Dir = pkg.Dir
 	pkg.goCommand(cmd, dir)
+	unguard := guard(cmd)
 	out, err := cmd.CombinedOutput()
+	unguard()
 	if err != nil {
 		os.Remove(tmp)
 		if ctx.Err() != nil {
