@@ -280,7 +280,7 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		}
 		f.message = strings.TrimPrefix(msg, "fatal error: ")
 		if gs := goroutines(text[i:]); len(gs) > 0 {
-			f.frames = u.frames(pickGoroutine(gs, u, fuzzFn))
+			f.frames = u.frames(raisingGoroutine(gs, u, fuzzFn))
 		}
 		// The innermost frame of a stack overflow is the prologue of the function
 		// that could not grow its stack; the call that recursed is the next one.
@@ -418,6 +418,20 @@ func (f *failure) locateRecursion(u userFrames) {
 
 // pickGoroutine chooses the goroutine that matters in a full dump: the one running
 // the fuzz function, else the first with a frame in the user's code.
+// raisingGoroutine is the goroutine a fatal error is about: the one that raised
+// it, which the runtime prints first (a map written by two goroutines the target
+// started is where they write, not where the fuzz function waits for them), when
+// it runs the user's code; else (a deadlock, raised by no goroutine) the one
+// pickGoroutine picks.
+func raisingGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
+	for _, fr := range u.frames(gs[0]) {
+		if u.is(fr.File) {
+			return gs[0]
+		}
+	}
+	return pickGoroutine(gs, u, fuzzFn)
+}
+
 func pickGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
 	// Of the goroutines that mention the fuzz function, the one whose user code is
 	// nearest the top: the one waiting for it has testing's frames on top.

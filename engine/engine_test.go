@@ -68,6 +68,7 @@ func TestCrashKinds(t *testing.T) {
 		{"t.Fatalf", "FuzzError", KindError, "MARK:error", "crashers_test.go"},
 		{"panic in a goroutine the target started", "FuzzGoroutinePanic", KindGoroutinePanic, "MARK:goroutine-panic", "crashers.go"},
 		{"stack overflow", "FuzzFatal", KindFatal, "MARK:fatal", "crashers.go"},
+		{"map written by two goroutines the target started", "FuzzMapWrites", KindFatal, "MARK:concurrent-map-writes", "crashers.go"},
 		{"os.Exit", "FuzzExit", KindExit, "MARK:exit", "crashers.go"},
 		{"log.Fatalf", "FuzzLogFatal", KindExit, "MARK:logfatal", "crashers.go"},
 		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},

@@ -5,6 +5,7 @@ package crashers
 import (
 	"log"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -35,6 +36,25 @@ func Recurse(s string, n int) int {
 		return Recurse(s, n+1) + 1 // MARK:fatal
 	}
 	return n
+}
+
+// MapWrites writes a map from two goroutines it starts while it waits for them:
+// the runtime's "concurrent map writes" is raised where they write.
+func MapWrites(s string) {
+	if trigger(s) {
+		m := map[int]int{}
+		var wg sync.WaitGroup
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 1e7; i++ {
+					m[i%64] = g // MARK:concurrent-map-writes
+				}
+			}()
+		}
+		wg.Wait()
+	}
 }
 
 // Exit calls os.Exit.

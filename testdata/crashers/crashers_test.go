@@ -30,6 +30,11 @@ func FuzzFatal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { Recurse(s, 0) })
 }
 
+func FuzzMapWrites(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { MapWrites(s) })
+}
+
 func FuzzExit(f *testing.F) {
 	f.Add("boo")
 	f.Fuzz(func(t *testing.T, s string) { Exit(s) })
