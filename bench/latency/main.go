@@ -35,10 +35,8 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,10 +52,12 @@ import (
 	"sync"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"fuzzls.dev/fuzzls/internal/lspclient"
+	"fuzzls.dev/fuzzls/internal/proc"
+	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -78,7 +78,7 @@ var (
 
 func main() {
 	flag.Parse()
-	root, err := moduleRoot()
+	root, err := lspclient.ModuleRoot()
 	check(err)
 	tmp, err := os.MkdirTemp("", "fuzzls-latency-")
 	check(err)
@@ -87,13 +87,9 @@ func main() {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
-	bin := filepath.Join(tmp, "fuzzls")
 	step("building fuzzls")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/fuzzls")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fatalf("go build: %v\n%s", err, out)
-	}
+	bin, err := lspclient.Build(root, tmp)
+	check(err)
 	calc := filepath.Join(root, "testdata", "calc")
 
 	var rows []row
@@ -201,16 +197,16 @@ func measureSaves(bin, tmp, calc string) (runs []saveRun, idle, found time.Durat
 	start := time.Now()
 	d.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"})
 	d.await("fuzzing with coverage", 3*time.Minute, func() bool {
-		return d.lastState() == fproto.StateFuzzing && len(d.coverage) > 0
+		return d.LastState() == fproto.StateFuzzing && len(d.Coverage) > 0
 	})
 	fmt.Fprintf(os.Stderr, "  first build and coverage after %v\n", time.Since(start).Round(time.Millisecond))
 	// Let the division by zero be found and minimized, so that minimization does
 	// not compete with the saves.
 	calcURI := uri.File(calcGo)
-	err := d.awaitErr("the crash found and minimized", 90*time.Second, func() bool {
-		for _, ev := range d.diags {
-			if ev.uri == calcURI {
-				for _, dg := range ev.diags {
+	err := d.Await("the crash found and minimized", 90*time.Second, func() bool {
+		for _, ev := range d.Diags {
+			if ev.URI == calcURI {
+				for _, dg := range ev.Diags {
 					if m, _ := dg.Message.(protocol.String); dg.Code == protocol.String("panic") && !strings.Contains(string(m), "minimizing") {
 						return true
 					}
@@ -222,15 +218,15 @@ func measureSaves(bin, tmp, calc string) (runs []saveRun, idle, found time.Durat
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "  %v; measuring anyway\n", err)
 	} else {
-		d.mu.Lock()
 		var got time.Time
-		for _, ev := range d.diags {
-			if ev.uri == calcURI && len(ev.diags) > 0 {
-				got = ev.t
-				break
+		d.Locked(func() {
+			for _, ev := range d.Diags {
+				if ev.URI == calcURI && len(ev.Diags) > 0 {
+					got = ev.T
+					break
+				}
 			}
-		}
-		d.mu.Unlock()
+		})
 		found = got.Sub(firstCrashFile(filepath.Join(tmp, "saves-cache")))
 	}
 	time.Sleep(2 * time.Second)
@@ -249,10 +245,12 @@ func measureSaves(bin, tmp, calc string) (runs []saveRun, idle, found time.Durat
 			delta = -1
 		}
 		version++
-		d.mu.Lock()
-		nProg, nStatus, nCov := len(d.progress), len(d.status), len(d.coverage)
-		want := shifted(blockLines(d.coverage, calcURI), delta)
-		d.mu.Unlock()
+		var nProg, nStatus, nCov int
+		var want []uint32
+		d.Locked(func() {
+			nProg, nStatus, nCov = len(d.ProgressNotes), len(d.Status), len(d.Coverage)
+			want = shifted(blockLines(d.Coverage, calcURI), delta)
+		})
 		if len(want) == 0 {
 			fatalf("no coverage of calc.go before the save")
 		}
@@ -264,17 +262,17 @@ func measureSaves(bin, tmp, calc string) (runs []saveRun, idle, found time.Durat
 
 		var r saveRun
 		d.await("the rebuild's progress end", 2*time.Minute, func() bool {
-			for _, p := range d.progress[nProg:] {
-				if strings.HasPrefix(p.v, "begin:Rebuilding") && r.flushed == 0 {
-					r.flushed = p.t.Sub(saved)
+			for _, p := range d.ProgressNotes[nProg:] {
+				if strings.HasPrefix(p.V, "begin:Rebuilding") && r.flushed == 0 {
+					r.flushed = p.T.Sub(saved)
 				}
-				if m := builtRE.FindStringSubmatch(p.v); m != nil && r.flushed != 0 {
-					r.built = p.t.Sub(saved)
+				if m := builtRE.FindStringSubmatch(p.V); m != nil && r.flushed != 0 {
+					r.built = p.T.Sub(saved)
 					secs, _ := strconv.ParseFloat(m[1], 64)
 					r.engineBuild = time.Duration(secs * float64(time.Second))
 					return true
 				}
-				if strings.HasPrefix(p.v, "end:build failed") {
+				if strings.HasPrefix(p.V, "end:build failed") {
 					fatalf("the harmless edit did not build:\n%s", text)
 				}
 			}
@@ -292,19 +290,19 @@ func measureSaves(bin, tmp, calc string) (runs []saveRun, idle, found time.Durat
 			}
 		}
 		d.await("a fuzzls/status notification saying fuzzing", time.Minute, func() bool {
-			for _, st := range d.status[nStatus:] {
-				if st.t.Sub(saved) >= r.built-time.Millisecond && len(st.v.Sessions) == 1 && st.v.Sessions[0].State == fproto.StateFuzzing {
-					r.fuzzingNote = st.t.Sub(saved)
+			for _, st := range d.Status[nStatus:] {
+				if st.T.Sub(saved) >= r.built-time.Millisecond && len(st.V.Sessions) == 1 && st.V.Sessions[0].State == fproto.StateFuzzing {
+					r.fuzzingNote = st.T.Sub(saved)
 					return true
 				}
 			}
 			return false
 		})
 		d.await("coverage of the new build", time.Minute, func() bool {
-			for _, cp := range d.coverage[nCov:] {
-				for _, f := range cp.v.Files {
+			for _, cp := range d.Coverage[nCov:] {
+				for _, f := range cp.V.Files {
 					if f.URI == string(calcURI) && len(f.Covered) > 0 && slices.Equal(lines(f), want) {
-						r.coverage = cp.t.Sub(saved)
+						r.coverage = cp.T.Sub(saved)
 						return true
 					}
 				}
@@ -342,9 +340,9 @@ func firstCrashFile(cache string) time.Time {
 
 // blockLines returns the start lines of every block of the file u in the
 // last coverage notification that has ranges for it.
-func blockLines(cov []timed[fproto.CoverageParams], u uri.URI) []uint32 {
+func blockLines(cov []lspclient.Timed[fproto.CoverageParams], u uri.URI) []uint32 {
 	for i := len(cov) - 1; i >= 0; i-- {
-		for _, f := range cov[i].v.Files {
+		for _, f := range cov[i].V.Files {
 			if f.URI == string(u) && len(f.Covered)+len(f.Uncovered) > 0 {
 				return lines(f)
 			}
@@ -405,7 +403,7 @@ func measureEditorShare(bin, tmp, calc string) (idle, fuzzing time.Duration) {
 	d.initializeWith(dir, filepath.Join(tmp, "share-cache"), runtime.NumCPU())
 	testGo := filepath.Join(dir, "calc_test.go")
 	d.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"})
-	d.await("fuzzing", 3*time.Minute, func() bool { return d.lastState() == fproto.StateFuzzing })
+	d.await("fuzzing", 3*time.Minute, func() bool { return d.LastState() == fproto.StateFuzzing })
 	time.Sleep(2 * time.Second)
 	for range *reps {
 		fuzzings = append(fuzzings, cpuWork(n))
@@ -458,9 +456,9 @@ func measureCrashes(bin, tmp, calc string) []crashRun {
 		d.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"})
 		var got time.Time
 		d.await("the crash diagnostic", 3*time.Minute, func() bool {
-			for _, ev := range d.diags {
-				if ev.uri == calcURI && len(ev.diags) > 0 {
-					got = ev.t
+			for _, ev := range d.Diags {
+				if ev.URI == calcURI && len(ev.Diags) > 0 {
+					got = ev.T
 					return true
 				}
 			}
@@ -469,8 +467,8 @@ func measureCrashes(bin, tmp, calc string) []crashRun {
 		// The fuzz worker is the oldest child still running (the seeds run has
 		// ended; the minimizer started after the crash).
 		var workerStart time.Time
-		for _, pid := range children(d.cmd.Process.Pid) {
-			if t, err := procStart(pid); err == nil && (workerStart.IsZero() || t.Before(workerStart)) {
+		for _, pid := range proc.Children(d.Cmd.Process.Pid) {
+			if t, err := proc.Start(pid); err == nil && (workerStart.IsZero() || t.Before(workerStart)) {
 				workerStart = t
 			}
 		}
@@ -510,384 +508,74 @@ func measureFloor(tmp, calc string) time.Duration {
 	return median(ds)
 }
 
-// timed is something the client received, and when.
-type timed[T any] struct {
-	t time.Time
-	v T
-}
-
-type diagEvent struct {
-	t     time.Time
-	uri   uri.URI
-	diags []protocol.Diagnostic
-}
-
-// daemon is a running `fuzzls serve` and the client talking to it.
+// daemon is a running `fuzzls serve` and the client talking to it; its
+// methods end the program on an error.
 type daemon struct {
-	protocol.UnimplementedClient
-
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	conn   jsonrpc2.Conn
-	server protocol.Server
-	ctx    context.Context
-	cancel context.CancelFunc
-	log    *os.File
-
-	mu       sync.Mutex
-	changed  chan struct{}
-	diags    []diagEvent
-	status   []timed[fproto.StatusParams]
-	coverage []timed[fproto.CoverageParams]
-	progress []timed[string] // "begin:title", "end:message"
+	*lspclient.Client
+	log *os.File
 }
 
 func startDaemon(bin, logPath string) *daemon {
-	d := &daemon{changed: make(chan struct{})}
-	d.cmd = exec.Command(bin, "serve")
-	var err error
-	d.stdin, err = d.cmd.StdinPipe()
-	check(err)
-	stdout, err := d.cmd.StdoutPipe()
-	check(err)
-	d.log, err = os.Create(logPath)
+	cmd := exec.Command(bin, "serve")
+	log, err := os.Create(logPath)
 	check(err)
 	if *verbose {
-		d.cmd.Stderr = io.MultiWriter(d.log, os.Stderr)
+		cmd.Stderr = io.MultiWriter(log, os.Stderr)
 	} else {
-		d.cmd.Stderr = d.log
+		cmd.Stderr = log
 	}
-	check(d.cmd.Start())
-	d.ctx, d.cancel = context.WithCancel(context.Background())
-	d.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(pipes{stdout, d.stdin}), jsonrpc2.WithCodec(codec{}))
-	h := protocol.ClientHandler(d, d.custom)
-	d.conn.Go(d.ctx, protocol.CancelHandler(func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		if req.IsCall() {
-			jsonrpc2.Async(ctx)
-		}
-		return h(ctx, req)
-	}))
-	d.server = protocol.ServerDispatcher(d.conn)
-	return d
+	c, err := lspclient.Start(cmd)
+	check(err)
+	return &daemon{c, log}
 }
 
 func (d *daemon) close() {
-	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
-	defer cancel()
-	_ = d.server.Shutdown(ctx)
-	_ = d.server.Exit(ctx)
-	d.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- d.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-done
-	}
-	d.cancel()
-	d.conn.Close()
+	_ = d.Close()
 	d.log.Close()
 }
 
 func (d *daemon) initialize(dir, cacheDir string) { d.initializeWith(dir, cacheDir, *parallel) }
 
 func (d *daemon) initializeWith(dir, cacheDir string, workers int) {
-	yes := true
-	params := &protocol.InitializeParams{
-		Capabilities: protocol.ClientCapabilities{
-			Window: &protocol.WindowClientCapabilities{WorkDoneProgress: &yes},
-			Workspace: &protocol.WorkspaceClientCapabilities{
-				ApplyEdit: &yes,
-				CodeLens:  &protocol.CodeLensWorkspaceClientCapabilities{RefreshSupport: &yes},
-			},
-		},
-	}
-	params.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: uri.File(dir), Name: filepath.Base(dir)}})
-	opts := map[string]any{"cacheDir": cacheDir, "parallel": workers}
-	raw, err := json.Marshal(opts)
-	check(err)
-	params.InitializationOptions = raw
-	if _, err := d.server.Initialize(d.ctx, params); err != nil {
-		fatalf("initialize: %v", err)
-	}
-	check(d.server.Initialized(d.ctx, &protocol.InitializedParams{}))
+	check(d.Initialize(dir, map[string]any{"cacheDir": cacheDir, "parallel": workers}))
 }
 
 func (d *daemon) command(name string, arg any) json.RawMessage {
-	params := &protocol.ExecuteCommandParams{Command: name}
-	if arg != nil {
-		raw, err := json.Marshal(arg)
-		check(err)
-		params.Arguments = []protocol.LSPAny{raw}
-	}
-	var res json.RawMessage
-	if err := protocol.Call(d.ctx, d.conn, protocol.MethodWorkspaceExecuteCommand, params, &res); err != nil {
-		fatalf("%s: %v", name, err)
-	}
+	res, err := d.Command(name, arg)
+	check(err)
 	return res
 }
 
 // statusNow is the state of the one session, asked with fuzzls.status.
 func (d *daemon) statusNow() string {
-	var st fproto.StatusParams
-	check(json.Unmarshal(d.command(fproto.CommandStatus, nil), &st))
-	if len(st.Sessions) != 1 {
-		return ""
-	}
-	return st.Sessions[0].State
+	st, err := d.StateNow()
+	check(err)
+	return st
 }
 
-// lastState is the state in the last fuzzls/status notification (d.mu held).
-func (d *daemon) lastState() string {
-	if len(d.status) == 0 || len(d.status[len(d.status)-1].v.Sessions) != 1 {
-		return ""
-	}
-	return d.status[len(d.status)-1].v.Sessions[0].State
-}
-
-func (d *daemon) open(path, text string) {
-	check(d.server.DidOpen(d.ctx, &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{
-		URI: uri.File(path), LanguageID: "go", Version: 1, Text: text,
-	}}))
-}
+func (d *daemon) open(path, text string) { check(d.Open(path, text)) }
 
 func (d *daemon) change(path string, version int32, text string) {
-	check(d.server.DidChange(d.ctx, &protocol.DidChangeTextDocumentParams{
-		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.File(path)}, Version: version},
-		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: text}},
-	}))
+	check(d.Change(path, version, text))
 }
 
-func (d *daemon) save(path string) {
-	check(d.server.DidSave(d.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}}))
-}
+func (d *daemon) save(path string) { check(d.Save(path)) }
 
 // cpu returns the daemon's CPU time (user + system, its own threads) over span.
 func (d *daemon) cpu(span time.Duration) time.Duration {
-	before := procCPU(d.cmd.Process.Pid)
-	time.Sleep(span)
-	return procCPU(d.cmd.Process.Pid) - before
-}
-
-func (d *daemon) update(f func()) {
-	d.mu.Lock()
-	f()
-	close(d.changed)
-	d.changed = make(chan struct{})
-	d.mu.Unlock()
+	t, err := d.CPU(span)
+	check(err)
+	return t
 }
 
 func (d *daemon) await(what string, timeout time.Duration, cond func() bool) {
-	if err := d.awaitErr(what, timeout, cond); err != nil {
-		fatalf("%v", err)
-	}
-}
-
-// awaitErr waits until cond (called with d.mu held) holds.
-func (d *daemon) awaitErr(what string, timeout time.Duration, cond func() bool) error {
-	deadline := time.After(timeout)
-	for {
-		d.mu.Lock()
-		ok := cond()
-		ch := d.changed
-		d.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			return fmt.Errorf("timed out after %v waiting for %s", timeout, what)
-		}
-	}
-}
-
-// The client's side of LSP: record with the time of arrival.
-
-func (d *daemon) PublishDiagnostics(ctx context.Context, p *protocol.PublishDiagnosticsParams) error {
-	t := time.Now()
-	d.update(func() { d.diags = append(d.diags, diagEvent{t, p.URI, p.Diagnostics}) })
-	return nil
-}
-
-func (d *daemon) ShowMessage(ctx context.Context, p *protocol.ShowMessageParams) error { return nil }
-func (d *daemon) LogMessage(ctx context.Context, p *protocol.LogMessageParams) error   { return nil }
-func (d *daemon) WorkDoneProgressCreate(ctx context.Context, p *protocol.WorkDoneProgressCreateParams) error {
-	return nil
-}
-func (d *daemon) CodeLensRefresh(ctx context.Context) error { return nil }
-func (d *daemon) RegisterCapability(ctx context.Context, p *protocol.RegistrationParams) error {
-	return nil
-}
-
-func (d *daemon) Progress(ctx context.Context, p *protocol.ProgressParams) error {
-	t := time.Now()
-	var v struct {
-		Kind    string `json:"kind"`
-		Title   string `json:"title"`
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(p.Value, &v)
-	s := v.Kind + ":" + v.Message
-	if v.Kind == "begin" {
-		s = "begin:" + v.Title
-	}
-	d.update(func() { d.progress = append(d.progress, timed[string]{t, s}) })
-	return nil
-}
-
-// custom receives fuzzls's own notifications.
-func (d *daemon) custom(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	t := time.Now()
-	switch req.Method() {
-	case fproto.MethodCoverage:
-		var p fproto.CoverageParams
-		if err := json.Unmarshal(req.Params(), &p); err != nil {
-			return nil, err
-		}
-		d.update(func() { d.coverage = append(d.coverage, timed[fproto.CoverageParams]{t, p}) })
-		return nil, nil
-	case fproto.MethodStatus:
-		var p fproto.StatusParams
-		if err := json.Unmarshal(req.Params(), &p); err != nil {
-			return nil, err
-		}
-		d.update(func() { d.status = append(d.status, timed[fproto.StatusParams]{t, p}) })
-		return nil, nil
-	}
-	return jsonrpc2.MethodNotFoundHandler(ctx, req)
-}
-
-type pipes struct {
-	io.ReadCloser
-	io.WriteCloser
-}
-
-func (p pipes) Close() error { return errors.Join(p.ReadCloser.Close(), p.WriteCloser.Close()) }
-
-// codec is go.lsp.dev/protocol's union-aware codec, raw messages passed through.
-type codec struct{}
-
-func (codec) Marshal(v any) ([]byte, error) {
-	if m, ok := v.(jsonrpc2.RawMessage); ok {
-		if m == nil {
-			return []byte("null"), nil
-		}
-		return m, nil
-	}
-	return protocol.Marshal(v)
-}
-
-func (codec) Unmarshal(data []byte, v any) error {
-	if p, ok := v.(*jsonrpc2.RawMessage); ok {
-		*p = append(jsonrpc2.RawMessage(nil), data...)
-		return nil
-	}
-	return protocol.Unmarshal(data, v)
-}
-
-// /proc helpers.
-
-const clockTick = 10 * time.Millisecond // USER_HZ is 100 on Linux
-
-// procFields returns the fields of /proc/pid/stat after the command name.
-func procFields(pid int) ([]string, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	return strings.Fields(s[i+1:]), nil
-}
-
-// procCPU is utime+stime of pid (field 14 and 15 of stat; here 11 and 12).
-func procCPU(pid int) time.Duration {
-	f, err := procFields(pid)
-	check(err)
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * clockTick
-}
-
-// procStart is when pid started (field 22 of stat: ticks since boot), as wall time.
-func procStart(pid int) (time.Time, error) {
-	f, err := procFields(pid)
-	if err != nil {
-		return time.Time{}, err
-	}
-	ticks, err := strconv.ParseInt(f[19], 10, 64)
-	if err != nil {
-		return time.Time{}, err
-	}
-	data, err := os.ReadFile("/proc/uptime")
-	if err != nil {
-		return time.Time{}, err
-	}
-	now := time.Now()
-	up, err := strconv.ParseFloat(strings.Fields(string(data))[0], 64)
-	if err != nil {
-		return time.Time{}, err
-	}
-	boot := now.Add(-time.Duration(up * float64(time.Second)))
-	return boot.Add(time.Duration(ticks) * clockTick), nil
-}
-
-// children lists the running (not zombie) children of pid.
-func children(pid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		f, err := procFields(n)
-		if err != nil || len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == pid {
-			out = append(out, n)
-		}
-	}
-	return out
+	check(d.Await(what, timeout, cond))
 }
 
 // Files.
 
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run from inside the fuzzls module")
-	}
-	return filepath.Dir(mod), nil
-}
-
 func copyTree(src, dst string) string {
-	check(filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if e.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	}))
-	dst, err := filepath.EvalSymlinks(dst)
+	dst, err := testws.CopyDir(src, dst)
 	check(err)
 	return dst
 }

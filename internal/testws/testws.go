@@ -13,11 +13,17 @@ import (
 // path resolved, so paths the toolchain reports compare equal) and returns it.
 func Copy(t testing.TB, src string) string {
 	t.Helper()
-	dst, err := filepath.EvalSymlinks(t.TempDir())
+	dst, err := CopyDir(src, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	return dst
+}
+
+// CopyDir copies the tree at src to dst (made if need be), for tools outside
+// tests, and returns dst with the symlinks in its path resolved.
+func CopyDir(src, dst string) (string, error) {
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -33,9 +39,9 @@ func Copy(t testing.TB, src string) string {
 		return os.WriteFile(target, data, 0o644)
 	})
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return dst
+	return filepath.EvalSymlinks(dst)
 }
 
 // Write makes a workspace of the given files (path relative to the root → text)
