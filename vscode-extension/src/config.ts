@@ -41,7 +41,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 	const timeout = get<string>('timeout', '');
 	const cacheDir = get<string>('cacheDir', '');
 	return {
-		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? (autoStart as AutoStart) : 'off',
+		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? autoStart : 'off',
 		parallel: int(get<number>('parallel', 0), 0),
 		keepFuzzing: get<boolean>('keepFuzzing', true) !== false,
 		timeout: typeof timeout === 'string' ? timeout.trim() : '',

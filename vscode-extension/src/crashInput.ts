@@ -151,7 +151,7 @@ function resolveArg(arg: unknown): CrashData | undefined {
 	if (arg instanceof vscode.Diagnostic) {
 		return crashData(arg);
 	}
-	if (arg && typeof arg === 'object' && 'data' in arg && isCrashData((arg as { data: unknown }).data)) {
+	if (arg && typeof arg === 'object' && 'data' in arg && isCrashData(arg.data)) {
 		return (arg as { data: CrashData }).data;
 	}
 	return undefined;

@@ -14,9 +14,9 @@ import { FuzzTests } from './testing';
 
 let daemon: Daemon | undefined;
 
-export async function activate(extension: vscode.ExtensionContext): Promise<void> {
+export function activate(extension: vscode.ExtensionContext): void {
 	const ctx = new FuzzlsContext(extension);
-	ctx.log(`activating fuzzls ${String(extension.extension.packageJSON.version)} in ${vscode.env.appName} ${vscode.version}`);
+	ctx.log(`activating fuzzls ${String((extension.extension.packageJSON as { version?: string }).version)} in ${vscode.env.appName} ${vscode.version}`);
 	daemon = new Daemon(ctx);
 	ctx.daemon = daemon;
 	const coverage = new CoverageDecorations(ctx);

@@ -28,7 +28,7 @@ export class FuzzTests implements vscode.Disposable {
 		c.refreshHandler = () => this.discover();
 		c.createRunProfile('Fuzz', vscode.TestRunProfileKind.Run, (req, tok) => this.fuzz(req, tok), true);
 		const cov = c.createRunProfile('Corpus coverage', vscode.TestRunProfileKind.Coverage, (req) => this.coverage(req), true);
-		cov.loadDetailedCoverage = async (_run, fc) => this.details.get(fc) ?? [];
+		cov.loadDetailedCoverage = (_run, fc) => Promise.resolve(this.details.get(fc) ?? []);
 		const w = vscode.workspace.createFileSystemWatcher('**/*_test.go');
 		this.disposables.push(
 			c,
@@ -180,7 +180,9 @@ export class FuzzTests implements vscode.Disposable {
 			const subs: vscode.Disposable[] = [];
 			const done = () => {
 				if (pending.size === 0) {
-					subs.forEach((d) => d.dispose());
+					for (const d of subs) {
+						d.dispose();
+					}
 					resolve();
 				}
 			};
