@@ -74,6 +74,9 @@ type Crash struct {
 	Flaky     bool    // the input did not fail again when replayed: not minimized
 	Path      string  // where Input is saved in the cache directory
 	Count     int     // how many times this failure was seen
+	// Known: the input that failed is a seed in testdata/fuzz/FuzzXxx, on which
+	// go test fails already: not a new failure (CI reports it as unchanged).
+	Known bool
 }
 
 // Block is one instrumented basic block: a counter and its source range.

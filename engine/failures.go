@@ -39,7 +39,7 @@ func (s *Session) onFailure(f *failure, input string) bool {
 		moduleDir = s.pkg.ModuleDir
 	}
 	c := &Crash{ID: crashID(s.target, f, moduleDir), Target: s.target, Kind: f.kind, Message: f.message,
-		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1}
+		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1, Known: s.testdata[input]}
 	s.firsts[c] = f
 	s.byKey[key] = c
 	s.crashes = append(s.crashes, c)

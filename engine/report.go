@@ -107,7 +107,7 @@ func (r *Reporter) json(ev Event) {
 		}
 		obj = map[string]any{"event": "crash", "id": c.ID, "target": c.Target.Name, "package": c.Target.Package, "kind": c.Kind,
 			"message": c.Message, "file": c.File, "line": c.Line, "frames": frames, "input": c.Input,
-			"minimized": c.Minimized, "flaky": c.Flaky, "path": c.Path, "count": c.Count}
+			"minimized": c.Minimized, "flaky": c.Flaky, "path": c.Path, "count": c.Count, "known": c.Known}
 	case *CrashFixedEvent:
 		obj = map[string]any{"event": "fixed", "id": ev.Crash.ID, "target": ev.Crash.Target.Name}
 	case *DoneEvent:
@@ -129,6 +129,9 @@ func FormatCrash(c *Crash) string {
 	flaky := ""
 	if c.Flaky {
 		flaky = ", flaky: it did not fail again on replay"
+	}
+	if c.Known {
+		flaky += ", its input is already in testdata/fuzz"
 	}
 	fmt.Fprintf(&b, "--- FAIL: %s (%s%s)\n", c.Target.Name, c.Kind, flaky)
 	for _, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {

@@ -40,6 +40,7 @@ type Session struct {
 	covered   int
 	corpus    []entry
 	inCorpus  map[string]bool
+	testdata  map[string]bool // inputs of the seeds in testdata/fuzz/FuzzXxx (Crash.Known)
 	crashes   []*Crash
 	firsts    map[*Crash]*failure // each crash's failure as first found, to tell repeats
 	byKey     map[string]*Crash   // fuzzrt.FailureKey of the output → crash, for repeats
@@ -237,6 +238,9 @@ func (s *Session) run() {
 	var rebuilt bool
 	for {
 		err := s.prepare(rebuilt)
+		if errors.Is(err, errStopped) {
+			return
+		}
 		if err != nil {
 			s.mu.Lock()
 			s.state, s.err = "error", err
@@ -297,6 +301,9 @@ func (s *Session) prepare(rebuilt bool) error {
 		return err
 	}
 	bin, err := s.build(ctx)
+	if err != nil && s.stopped() {
+		return errStopped // no build error: Stop cancelled it
+	}
 	if err != nil {
 		return report(err)
 	}
@@ -310,15 +317,19 @@ func (s *Session) prepare(rebuilt bool) error {
 		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
 	}
 	var inputs []string
+	testdata := map[string]bool{}
 	for _, sd := range seeds.Inputs {
 		inputs = append(inputs, sd.Input)
+		if sd.Path != "" {
+			testdata[sd.Input] = true
+		}
 	}
 	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.Types, e.opts.Log)...)
 	if d := nativeCacheDir(s.target); d != "" {
 		inputs = append(inputs, readCorpusDir(d, seeds.Types, e.opts.Log)...)
 	}
 	s.mu.Lock()
-	s.bin, s.types = bin, seeds.Types
+	s.bin, s.types, s.testdata = bin, seeds.Types, testdata
 	s.hang.reset()
 	s.dict = append([]string(nil), user...)
 	if !e.opts.NoLiteralDict {
@@ -350,6 +361,18 @@ func (s *Session) prepare(rebuilt bool) error {
 		s.recheckCrashes()
 	}
 	return nil
+}
+
+// errStopped is prepare's answer when Stop cancelled the build.
+var errStopped = errors.New("stopped")
+
+func (s *Session) stopped() bool {
+	select {
+	case <-s.stopCh:
+		return true
+	default:
+		return false
+	}
 }
 
 // stopContext also cancels ctx when the session is stopped.

@@ -124,6 +124,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	nice := fs.Int("nice", 0, "nice value of the workers (1 to 19: they yield the cores to other work; the daemon uses 10)")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
+	ci := addCIFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fuzzls fuzz [flags] [packages]")
 		fs.PrintDefaults()
@@ -151,8 +152,10 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	if *rss == 0 {
 		*rss = -1
 	}
-	e := engine.New(engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}, rep.Observe)
+	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
+		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}
+	ci.options(&opts)
+	e := engine.New(opts, rep.Observe)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	targets, err := e.Targets(ctx, ".", patterns...)
@@ -174,6 +177,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	for i, t := range chosen {
 		sessions[i] = e.Start(t)
 	}
+	defer ci.start(sessions)()
 	go func() {
 		<-ctx.Done()
 		for _, s := range sessions {
@@ -202,6 +206,12 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	e.Close()
+	if err := ci.finish(sessions); err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		if status == 0 {
+			status = 2
+		}
+	}
 	return status
 }
 

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"fuzzls.dev/fuzzls/engine"
+)
+
+// ciFlags are fuzz's flags for CI and for fuzzing on many machines: one time
+// budget for all the targets, SARIF output, and a sync directory.
+type ciFlags struct {
+	budget time.Duration
+	sarif  string
+}
+
+func addCIFlags(fs *flag.FlagSet) *ciFlags {
+	c := &ciFlags{}
+	fs.DurationVar(&c.budget, "budget", 0, "one time budget shared by all the targets (CI mode, as ClusterFuzzLite's fuzz-seconds): the run ends when it is spent")
+	fs.StringVar(&c.sarif, "sarif", "", "write the failures to this file in SARIF 2.1.0 (GitHub code scanning)")
+	return c
+}
+
+// options sets the engine options the flags stand for.
+func (c *ciFlags) options(o *engine.Options) {}
+
+// start stops every session when the budget is spent; the returned function
+// cancels that.
+func (c *ciFlags) start(sessions []*engine.Session) func() {
+	if c.budget <= 0 {
+		return func() {}
+	}
+	t := time.AfterFunc(c.budget, func() {
+		for _, s := range sessions {
+			go s.Stop()
+		}
+	})
+	return func() { t.Stop() }
+}
+
+// finish writes the SARIF file once every session is done. Failures found by
+// another process of the sync directory were reported there, not here.
+func (c *ciFlags) finish(sessions []*engine.Session) error {
+	if c.sarif == "" {
+		return nil
+	}
+	var crashes []*engine.Crash
+	for _, s := range sessions {
+		crashes = append(crashes, s.Crashes()...)
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := writeSARIF(c.sarif, root, crashes); err != nil {
+		return fmt.Errorf("-sarif: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestSARIF runs CI mode over ./... (two targets, one budget) with -sarif and
+// validates the file against the SARIF 2.1.0 schema: one result per failure at
+// its panic line, the stack as a code flow, the input and the replay command in
+// the message; the failure whose input is already in testdata/fuzz is
+// "unchanged", the other "new".
+func TestSARIF(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/calc")
+	known := filepath.Join(dir, "testdata", "fuzz", "FuzzEval", "divzero")
+	os.MkdirAll(filepath.Dir(known), 0o755)
+	os.WriteFile(known, []byte("go test fuzz v1\nstring(\"7/0\")\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "more"), 0o755)
+	os.WriteFile(filepath.Join(dir, "more", "more.go"), []byte(`package more
+
+func Check(b []byte) {
+	if len(b) > 2 && b[0] > b[1] {
+		panic("out of order") // MARK:more
+	}
+}
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "more", "more_test.go"), []byte(`package more
+
+import "testing"
+
+func FuzzCheck(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) { Check(b) })
+}
+`), 0o644)
+	sarif := filepath.Join(t.TempDir(), "fuzz.sarif")
+	cmd := exec.Command(bin, "fuzz", "-budget", "3m", "-sarif", sarif, "-minimizetime", "5s", "-cachedir", t.TempDir(), "./...")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s", code, out)
+	}
+	data, err := os.ReadFile(sarif)
+	if err != nil {
+		t.Fatalf("no SARIF file: %v\n%s", err, out)
+	}
+	if err := validateSARIF(t, data); err != nil {
+		t.Fatalf("SARIF does not validate: %v\n%s", err, data)
+	}
+	if validateSARIF(t, bytes.Replace(data, []byte(`"startLine": `), []byte(`"startLine": -`), 1)) == nil {
+		t.Errorf("the schema check lets a negative line through")
+	}
+
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID        string
+				BaselineState string
+				Message       struct{ Text string }
+				Locations     []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI, URIBaseID string }
+						Region           struct{ StartLine int }
+					}
+				}
+				CodeFlows []struct {
+					ThreadFlows []struct{ Locations []any }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	results := log.Runs[0].Results
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2:\n%s", len(results), data)
+	}
+	want := map[string]struct {
+		line  int
+		state string
+	}{"calc.go": {markLine(t, filepath.Join(dir, "calc.go"), "BUG: division by zero"), "unchanged"},
+		"more/more.go": {markLine(t, filepath.Join(dir, "more", "more.go"), "MARK:more"), "new"}}
+	for _, r := range results {
+		loc := r.Locations[0].PhysicalLocation
+		w, ok := want[loc.ArtifactLocation.URI]
+		if !ok || loc.Region.StartLine != w.line || r.BaselineState != w.state || r.RuleID != "fuzzls/panic" {
+			t.Errorf("result at %s:%d (%s, %s), want one of %v", loc.ArtifactLocation.URI, loc.Region.StartLine, r.BaselineState, r.RuleID, want)
+		}
+		delete(want, loc.ArtifactLocation.URI)
+		if len(r.CodeFlows) == 0 || len(r.CodeFlows[0].ThreadFlows[0].Locations) < 2 {
+			t.Errorf("no stack as a code flow: %+v", r.CodeFlows)
+		}
+		if !strings.Contains(r.Message.Text, "go test fuzz v1") || !strings.Contains(r.Message.Text, "go test -run=Fuzz") {
+			t.Errorf("the message lacks the input or the replay command:\n%s", r.Message.Text)
+		}
+	}
+}
+
+// TestBudget: -budget ends a run that would otherwise fuzz forever, with status 0.
+func TestBudget(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/crashers")
+	cmd := exec.Command(bin, "fuzz", "-run", "^FuzzNoBug$", "-budget", "5s", "-cachedir", t.TempDir(), ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 0 {
+		t.Fatalf("exit status %d, want 0\n%s", code, out)
+	}
+	if !bytes.Contains(out, []byte("FuzzNoBug: done:")) {
+		t.Errorf("no done line:\n%s", out)
+	}
+}
+
+// validateSARIF checks data against the SARIF 2.1.0 JSON schema (testdata,
+// from OASIS; see testdata/README.md).
+func validateSARIF(t *testing.T, data []byte) error {
+	t.Helper()
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	schema, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	const url = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-schema-2.1.0.json"
+	if err := c.AddResource(url, schema); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch.Validate(doc)
+}
+
+// markLine is the line of the first occurrence of mark in file.
+func markLine(t *testing.T, file, mark string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(mark))
+	if i < 0 {
+		t.Fatalf("%s: no %q", file, mark)
+	}
+	return bytes.Count(data[:i], []byte("\n")) + 1
+}

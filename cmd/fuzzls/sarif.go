@@ -1,0 +1,223 @@
+package main
+
+// SARIF 2.1.0 output of a headless run (-sarif FILE), for GitHub code scanning:
+// one result per distinct failure at the line where it happens, the failing
+// goroutine's stack as a code flow, the input and the replay command in the
+// message. Paths are relative to the directory fuzzls ran in (the checkout's root
+// in CI), which GitHub resolves against the repository.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"fuzzls.dev/fuzzls/engine"
+)
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool              sarifTool                   `json:"tool"`
+	OriginalURIBaseID map[string]sarifArtifactLoc `json:"originalUriBaseIds,omitempty"`
+	Results           []sarifResult               `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string       `json:"id"`
+	Name             string       `json:"name"`
+	ShortDescription sarifMessage `json:"shortDescription"`
+	FullDescription  sarifMessage `json:"fullDescription"`
+	DefaultConfig    struct {
+		Level string `json:"level"`
+	} `json:"defaultConfiguration"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	Level               string            `json:"level"`
+	Message             sarifMessage      `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	CodeFlows           []sarifCodeFlow   `json:"codeFlows,omitempty"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	BaselineState       string            `json:"baselineState"`
+}
+
+type sarifLocation struct {
+	Physical sarifPhysical `json:"physicalLocation"`
+	Message  *sarifMessage `json:"message,omitempty"`
+}
+
+type sarifPhysical struct {
+	Artifact sarifArtifactLoc `json:"artifactLocation"`
+	Region   *sarifRegion     `json:"region,omitempty"`
+}
+
+type sarifArtifactLoc struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+type sarifCodeFlow struct {
+	ThreadFlows []sarifThreadFlow `json:"threadFlows"`
+}
+
+type sarifThreadFlow struct {
+	Locations []sarifThreadFlowLoc `json:"locations"`
+}
+
+type sarifThreadFlowLoc struct {
+	Location sarifLocation `json:"location"`
+}
+
+// failureKinds describes each failure kind as a SARIF rule.
+var failureKinds = map[string]string{
+	engine.KindPanic:          "the fuzz function panicked",
+	engine.KindError:          "the fuzz function called t.Error or t.Fatal",
+	engine.KindGoroutinePanic: "a goroutine started by the fuzz function panicked",
+	engine.KindFatal:          "the Go runtime stopped with a fatal error",
+	engine.KindExit:           "the process exited while running an input",
+	engine.KindHang:           "an input ran longer than the hang limit",
+	engine.KindOOM:            "an input used more memory than the limit",
+}
+
+// writeSARIF writes the run's failures to path. root is the directory paths are
+// made relative to.
+func writeSARIF(path, root string, crashes []*engine.Crash) error {
+	data, err := json.MarshalIndent(sarifReport(root, crashes), "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func sarifReport(root string, crashes []*engine.Crash) *sarifLog {
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{Name: "fuzzls", Version: version(), InformationURI: "https://fuzzls.dev"}},
+		OriginalURIBaseID: map[string]sarifArtifactLoc{
+			"SRCROOT": {URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(root) + "/"}).String()},
+		},
+		Results: []sarifResult{},
+	}
+	kinds := make([]string, 0, len(failureKinds))
+	for k := range failureKinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		r := sarifRule{ID: "fuzzls/" + k, Name: ruleName(k),
+			ShortDescription: sarifMessage{Text: failureKinds[k]}, FullDescription: sarifMessage{Text: failureKinds[k] + " (found by fuzzing)"}}
+		r.DefaultConfig.Level = "error"
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, r)
+	}
+	for _, c := range crashes {
+		run.Results = append(run.Results, sarifCrash(root, c))
+	}
+	return &sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
+}
+
+func sarifCrash(root string, c *engine.Crash) sarifResult {
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "%s: %s: %s\n\n", c.Target.Name, c.Kind, strings.TrimRight(c.Message, "\n"))
+	what := "Failing input"
+	if c.Minimized {
+		what = "Minimized failing input"
+	}
+	fmt.Fprintf(&msg, "%s (testdata/fuzz/%s/%s):\n%s\n", what, c.Target.Name, replayName(c), c.Input)
+	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then go test -run=%s/%s\n",
+		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), c.Target.Name, replayName(c))
+	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: "error", Message: sarifMessage{Text: msg.String()},
+		PartialFingerprints: map[string]string{"fuzzlsFailure/v1": c.ID}, BaselineState: "new"}
+	if c.Known {
+		res.BaselineState = "unchanged"
+	}
+	file, line := c.File, c.Line
+	if file == "" { // no frame in the user's code: the target's declaration
+		file, line = c.Target.File, c.Target.Line
+	}
+	res.Locations = []sarifLocation{sarifLoc(root, file, line, "")}
+	var flow sarifThreadFlow
+	for i := len(c.Frames) - 1; i >= 0; i-- { // outermost first: the flow into the failure
+		f := c.Frames[i]
+		if f.File == "" {
+			continue
+		}
+		flow.Locations = append(flow.Locations, sarifThreadFlowLoc{Location: sarifLoc(root, f.File, f.Line, f.Function)})
+	}
+	if len(flow.Locations) > 0 {
+		res.CodeFlows = []sarifCodeFlow{{ThreadFlows: []sarifThreadFlow{flow}}}
+	}
+	return res
+}
+
+// ruleName is a kind in PascalCase, prefixed: goroutine-panic → FuzzGoroutinePanic.
+func ruleName(kind string) string {
+	name := "Fuzz"
+	for _, w := range strings.Split(kind, "-") {
+		if w != "" {
+			name += strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return name
+}
+
+// replayName is the name go test gives the failing input's file.
+func replayName(c *engine.Crash) string {
+	if c.Path != "" {
+		return filepath.Base(c.Path)
+	}
+	return "<name>"
+}
+
+// sarifLoc is file:line relative to the source root when inside it (GitHub shows
+// those in the repository), an absolute file URI otherwise (the module cache,
+// GOROOT).
+func sarifLoc(root, file string, line int, function string) sarifLocation {
+	loc := sarifLocation{Physical: sarifPhysical{Region: &sarifRegion{StartLine: max(line, 1)}}}
+	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+		loc.Physical.Artifact = sarifArtifactLoc{URI: (&url.URL{Path: filepath.ToSlash(rel)}).String(), URIBaseID: "SRCROOT"}
+	} else {
+		loc.Physical.Artifact = sarifArtifactLoc{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(file)}).String()}
+	}
+	if function != "" {
+		loc.Message = &sarifMessage{Text: function}
+	}
+	return loc
+}
+
+func relTo(root, dir string) string {
+	if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return dir
+}
