@@ -95,22 +95,27 @@ func (s *server) publishDiagnostics() {
 	}
 }
 
-// crashLocation is where a crash's diagnostic goes: the first frame of its
-// stack inside the workspace (else the engine's choice, else the target), and
-// the other in-workspace frames.
+// crashLocation is where a crash's diagnostic goes: the engine's location when
+// it is inside the workspace (the first frame in the user's code, or for a
+// stack overflow the call that recursed), else the first frame of the stack
+// inside the workspace, else the target; and the other in-workspace frames.
 func (s *server) crashLocation(c *engine.Crash) (file string, line int, others []engine.Frame) {
+	if c.File != "" && c.Line > 0 && s.inWorkspace(c.File) {
+		file, line = c.File, c.Line
+	}
+	chosen := false // the frame at the engine's location is not among the others
 	for _, f := range c.Frames {
 		if f.File == "" || f.Line <= 0 || !s.inWorkspace(f.File) {
 			continue
 		}
-		if file == "" {
-			file, line = f.File, f.Line
-		} else {
+		switch {
+		case file == "":
+			file, line, chosen = f.File, f.Line, true
+		case !chosen && f.File == file && f.Line == line:
+			chosen = true
+		default:
 			others = append(others, f)
 		}
-	}
-	if file == "" {
-		file, line = c.File, c.Line
 	}
 	if file == "" {
 		file, line = c.Target.File, c.Target.Line
