@@ -147,8 +147,15 @@ func (s *server) discover(ctx context.Context, dir string, patterns ...string) (
 // startSession starts t unless it runs already.
 func (s *server) startSession(t engine.Target) (err error) {
 	s.mu.Lock()
-	if _, ok := s.sessions[t.ID()]; ok {
+	if sess, ok := s.sessions[t.ID()]; ok {
 		s.mu.Unlock()
+		// A session whose build failed, or that stopped on its own (a failure
+		// without keepFuzzing, no worker could start), waits for a rebuild: an
+		// explicit start is one, since the cause may lie outside its files (a
+		// full disk made room on, a cache directory put right).
+		if st := sess.fs.State(); st == fproto.StateError || st == fproto.StateStopped {
+			sess.fs.Rebuild()
+		}
 		return nil
 	}
 	if s.shutdown || s.closing {
