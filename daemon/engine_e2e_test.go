@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -218,7 +217,9 @@ func TestBuildGoesWithKilledDaemon(t *testing.T) {
 		if alive(pid) {
 			comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
 			t.Errorf("process %d (%s) still running a second after the daemon was killed", pid, strings.TrimSpace(string(comm)))
-			syscall.Kill(pid, syscall.SIGKILL)
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
 		}
 	}
 }

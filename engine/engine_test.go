@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -799,7 +798,9 @@ func TestCacheClearedWhileFuzzing(t *testing.T) {
 		os.RemoveAll(filepath.Join(cache, en.Name()))
 	}
 	for _, pid := range workerPIDs() {
-		syscall.Kill(pid, syscall.SIGKILL)
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
 	}
 	awaitExecs("after the cache was cleared and the workers killed", s.Stats().Execs+1000)
 	s.Rebuild()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,4 +114,28 @@ func replayFresh(t *testing.T, s *Session, input string) (*failure, bool) {
 	r := &replayer{s: s}
 	defer r.close()
 	return r.run(t.Context(), input)
+}
+
+// workerPIDs lists this process's children that run as fuzz workers.
+func workerPIDs() []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := statFields(stat)
+		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); strings.Contains(string(cmdline), "-test.fuzzworker") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -1,10 +1,11 @@
+//go:build unix
+
 package engine
 
 import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,30 +21,6 @@ func napModule(t *testing.T) string {
 		"nap.go":      "package nap\n\nimport \"time\"\n\n// Nap takes 20 ms.\nfunc Nap(b []byte) int {\n\ttime.Sleep(20 * time.Millisecond)\n\treturn len(b)\n}\n",
 		"nap_test.go": "package nap\n\nimport \"testing\"\n\nfunc FuzzNap(f *testing.F) {\n\tf.Add([]byte(\"zz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Nap(b) })\n}\n",
 	})
-}
-
-// workerPIDs lists this process's children that run as fuzz workers.
-func workerPIDs() []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := statFields(stat)
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); strings.Contains(string(cmdline), "-test.fuzzworker") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // TestStarvedWorkerIsNotAHang stops the worker from outside (SIGSTOP: a machine

@@ -434,18 +434,21 @@ func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, e
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	cmd, in, out, err := testCommand(bin, target, fuzzrt.ModeSeeds, "", tmp)
+	cmd, in, out, child, err := testCommand(bin, target, fuzzrt.ModeSeeds, "", tmp)
 	if err != nil {
 		return nil, err
 	}
 	var stdout tailBuffer
 	stdout.max = 64 << 10
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	for _, f := range cmd.ExtraFiles {
+	err = cmd.Start()
+	for _, f := range child {
 		f.Close()
+	}
+	if err != nil {
+		in.Close()
+		out.Close()
+		return nil, err
 	}
 	in.Close()
 	w := &workerProc{msgs: make(chan *fuzzrt.Message, 4)}

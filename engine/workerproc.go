@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -56,7 +55,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 		os.RemoveAll(memDir)
 		return nil, err
 	}
-	cmd, inW, outR, err := testCommand(bin, target, fuzzrt.ModeWorker, filepath.Join(memDir, "mem"), memDir)
+	cmd, inW, outR, child, err := testCommand(bin, target, fuzzrt.ModeWorker, filepath.Join(memDir, "mem"), memDir)
 	if err != nil {
 		mem.Close()
 		os.RemoveAll(memDir)
@@ -67,6 +66,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 	}
 	if o.Nice > 0 {
 		cmd.Env = append(cmd.Env, fuzzrt.EnvNice+"="+strconv.Itoa(o.Nice))
+		lowerPriority(cmd, o.Nice)
 	}
 	if rssLimitMB > 0 {
 		// The worker checks what each execution allocates against the limit too:
@@ -77,16 +77,17 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(1 << 20),
 		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
 	cmd.Stderr = w.stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child has its own copies of the pipe ends it uses.
+	for _, f := range child {
+		f.Close()
+	}
+	if err != nil {
 		inW.Close()
 		outR.Close()
 		mem.Close()
 		os.RemoveAll(memDir)
 		return nil, err
-	}
-	// The child has its own copies of the pipe ends it uses.
-	for _, f := range cmd.ExtraFiles {
-		f.Close()
 	}
 	go w.readMessages(outR)
 	go w.watch(limit)
@@ -113,17 +114,19 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 	}
 }
 
-// testCommand prepares bin in the given fuzzrt mode with its two pipes (fd 3, fd 4).
-func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, err error) {
+// testCommand prepares bin in the given fuzzrt mode with its two pipes (fd 3 and
+// fd 4, or handles on Windows: sys_*.go); child are the child's ends, for the
+// caller to close once the command has started.
+func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, child []*os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	args := []string{"-test.run=^$", "-test.fuzz=^" + target + "$", "-test.fuzzcachedir=" + filepath.Join(tmpDir, "fuzzcache"), "-test.timeout=0", "-test.parallel=1"}
 	if mode == fuzzrt.ModeWorker {
@@ -132,10 +135,9 @@ func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (
 	cmd = exec.Command(bin.Path, args...)
 	cmd.Dir = bin.Package.Dir
 	cmd.Env = append(os.Environ(), fuzzrt.EnvMode+"="+mode, fuzzrt.EnvMem+"="+memPath, "GOTRACEBACK=all")
-	cmd.ExtraFiles = []*os.File{inR, outW}
-	// Pdeathsig: the worker dies with the coordinator even if it never reads fd 3 again.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	return cmd, inW, outR, nil
+	ownGroup(cmd)
+	passPipes(cmd, inR, outW)
+	return cmd, inW, outR, []*os.File{inR, outW}, nil
 }
 
 func (w *workerProc) readMessages(r io.ReadCloser) {
@@ -176,7 +178,7 @@ func (w *workerProc) kill() {
 	w.killed = true
 	w.mu.Unlock()
 	if w.cmd.Process != nil {
-		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(w.cmd.Process)
 	}
 	w.in.Close()
 	<-w.done
@@ -283,17 +285,18 @@ func (w *workerProc) watch(limit *hangLimit) {
 // at once should the worker's sampler not run; after dumping, SIGKILL, should the
 // runtime be wedged.
 func (w *workerProc) quit(sampling, dumping time.Duration) {
-	w.cmd.Process.Signal(syscall.SIGQUIT)
-	select {
-	case <-w.done:
-		return
-	case <-time.After(sampling):
+	if signalQuit(w.cmd.Process) {
+		select {
+		case <-w.done:
+			return
+		case <-time.After(sampling):
+		}
+		signalQuit(w.cmd.Process)
 	}
-	w.cmd.Process.Signal(syscall.SIGQUIT)
 	select {
 	case <-w.done:
 	case <-time.After(dumping):
-		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(w.cmd.Process)
 	}
 }
 

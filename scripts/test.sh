@@ -16,6 +16,15 @@ if ! command -v staticcheck >/dev/null; then
 fi
 staticcheck ./...
 
+# Every platform fuzzls ships for: the daemon cross-compiled, and every package
+# (the worker runtime, which runs inside the user's test binary, included) vetted
+# with its tests, so that code behind a build tag of another OS is checked too.
+echo "== go: cross-compile and vet for macOS, Windows and Linux arm64"
+for target in darwin/arm64 darwin/amd64 windows/amd64 linux/arm64; do
+  GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -o /dev/null ./cmd/fuzzls
+  GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
+done
+
 # Neovim drives the daemon in a test, as a second real LSP client.
 if ! command -v nvim >/dev/null; then
   apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim

@@ -58,6 +58,7 @@ type runtimeState struct {
 	cmp      cmpState
 	hasCmp   bool
 
+	in    *os.File // the coordinator's commands
 	outMu sync.Mutex
 	out   *bufio.Writer
 	enc   *json.Encoder
@@ -68,10 +69,11 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 	for _, c := range h.Counters {
 		rt.total += len(c)
 	}
-	out := os.NewFile(4, "fuzzls-out")
-	if out == nil {
-		return nil, fmt.Errorf("file descriptor 4 is not open")
+	in, out, err := pipes()
+	if err != nil {
+		return nil, err
 	}
+	rt.in = in
 	rt.out = bufio.NewWriter(out)
 	rt.enc = json.NewEncoder(rt.out)
 	if mode == ModeWorker {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 )
@@ -66,7 +65,7 @@ func OpenMem(path string) (*Mem, error) {
 }
 
 func mapMem(f *os.File) (*Mem, error) {
-	data, err := syscall.Mmap(int(f.Fd()), 0, MemSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	data, err := mapFile(f, MemSize)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -76,7 +75,7 @@ func mapMem(f *os.File) (*Mem, error) {
 
 // Close unmaps and closes the file.
 func (m *Mem) Close() error {
-	err := syscall.Munmap(m.data)
+	err := unmapFile(m.data)
 	if cerr := m.f.Close(); err == nil {
 		err = cerr
 	}

@@ -3,7 +3,6 @@ package fuzzrt
 import (
 	"os"
 	"strconv"
-	"syscall"
 )
 
 // Worker priority. In the editor, workers on every core compete with what the
@@ -12,7 +11,9 @@ import (
 // that it gets the cores only when nothing else wants them. On Linux the nice value
 // belongs to each thread, not to the process, and a new thread inherits its
 // creator's: setting it on every thread there is when the worker starts covers the
-// threads the runtime starts later too.
+// threads the runtime starts later too. On macOS it is the process's (thread 0 is
+// the process). Windows has no nice value: the coordinator starts the worker in a
+// lower priority class instead (engine/sys_windows.go), and setNice does nothing.
 
 // EnvNice is the nice value a worker sets on its threads (1 to 19; unset or 0:
 // unchanged).
@@ -31,12 +32,12 @@ func lowerPriority() {
 		tasks, err := os.ReadDir("/proc/self/task")
 		if err != nil {
 			// Not Linux, or no /proc: the calling thread at least.
-			syscall.Setpriority(syscall.PRIO_PROCESS, 0, nice)
+			setNice(0, nice)
 			return
 		}
 		for _, t := range tasks {
 			if tid, err := strconv.Atoi(t.Name()); err == nil {
-				syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
+				setNice(tid, nice)
 			}
 		}
 	}

@@ -5,11 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -36,19 +33,6 @@ const (
 	// tail of a worker's stderr, and the runtime's own dump comes after.
 	maxSampleBytes = 16 << 10
 )
-
-// sampleStacksOnQuit arms the sampler. Workers only: elsewhere SIGQUIT keeps the
-// runtime's meaning.
-func sampleStacksOnQuit() {
-	quit := make(chan os.Signal, 1)
-	signal.Notify(quit, syscall.SIGQUIT)
-	go func() {
-		<-quit
-		signal.Reset(syscall.SIGQUIT)
-		writeStackSamples(os.Stderr, fuzzTargetName(), stackSamples, stackSampleGap)
-		syscall.Kill(os.Getpid(), syscall.SIGQUIT)
-	}()
-}
 
 // fuzzTargetName is the target this worker fuzzes, from the -test.fuzz pattern
 // the coordinator passes (^FuzzXxx$).

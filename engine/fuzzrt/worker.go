@@ -88,8 +88,7 @@ func (rt *runtimeState) work(fn func(corpusEntry) error) error {
 // readRequests forwards the coordinator's commands; when the coordinator goes away
 // the worker exits, so that no worker outlives it.
 func (w *worker) readRequests() {
-	in := os.NewFile(3, "fuzzls-in")
-	sc := bufio.NewScanner(in)
+	sc := bufio.NewScanner(w.rt.in)
 	sc.Buffer(make([]byte, 1<<20), MaxInput*2)
 	for sc.Scan() {
 		var r Request

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -268,13 +267,13 @@ func StartLines(cmd *exec.Cmd) (<-chan Line, func() error, error) {
 func Command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	cmd.Cancel = func() error {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		go func(pid int) {
+		signalGroup(cmd.Process, os.Interrupt)
+		go func(p *os.Process) {
 			time.Sleep(30 * time.Second)
-			syscall.Kill(-pid, syscall.SIGKILL)
-		}(cmd.Process.Pid)
+			signalGroup(p, os.Kill)
+		}(cmd.Process)
 		return nil
 	}
 	cmd.WaitDelay = 40 * time.Second

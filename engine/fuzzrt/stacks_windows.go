@@ -1,0 +1,4 @@
+package fuzzrt
+
+// sampleStacksOnQuit does nothing: Windows has no SIGQUIT.
+func sampleStacksOnQuit() {}
