@@ -192,7 +192,7 @@ func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol
 }
 
 // DidChangeConfiguration applies new settings. Engine settings (parallel,
-// timeout, rssLimitMB, nice, cacheDir, keepFuzzing) take effect at the next start
+// timeout, rssLimitMB, nice, cacheDir, syncDir, keepFuzzing) take effect at the next start
 // once no session runs; autoStart "workspace" starts everything now.
 func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	s.mu.Lock()
@@ -294,6 +294,7 @@ type settings struct {
 	RSSLimitMB  int           // per worker; 0 = engine default
 	Nice        int           // the workers' nice value; 0 = the daemon's own
 	CacheDir    string        // engine default if empty
+	SyncDir     string        // shared with fuzzls fuzz -sync (engine Options.Sync); "" = none
 }
 
 // defaultNice is the daemon's workers' nice value unless set: fuzzing on every
@@ -315,6 +316,7 @@ func (st *settings) update(raw []byte) error {
 		RSSLimitMB  *int            `json:"rssLimitMB"`
 		Nice        *int            `json:"nice"`
 		CacheDir    *string         `json:"cacheDir"`
+		SyncDir     *string         `json:"syncDir"`
 	}
 	var outer struct {
 		Fuzzls *json.RawMessage `json:"fuzzls"`
@@ -380,17 +382,24 @@ func (st *settings) update(raw []byte) error {
 			st.Nice = *w.Nice
 		}
 	}
-	if w.CacheDir != nil {
-		dir := *w.CacheDir
+	for _, d := range []struct {
+		name string
+		val  *string
+		dst  *string
+	}{{"cacheDir", w.CacheDir, &st.CacheDir}, {"syncDir", w.SyncDir, &st.SyncDir}} {
+		if d.val == nil {
+			continue
+		}
+		dir := *d.val
 		if strings.HasPrefix(dir, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {
 				dir = filepath.Join(home, dir[2:])
 			}
 		}
 		if dir != "" && !filepath.IsAbs(dir) {
-			errs = append(errs, fmt.Sprintf("cacheDir %q is not an absolute path", dir))
+			errs = append(errs, fmt.Sprintf("%s %q is not an absolute path", d.name, dir))
 		} else {
-			st.CacheDir = dir
+			*d.dst = dir
 		}
 	}
 	if len(errs) > 0 {
@@ -409,6 +418,10 @@ func (st settings) engineOptions(log io.Writer) engine.Options {
 		Nice:        st.Nice,
 		Log:         log,
 		Persistent:  true,
+		// Failures found on other machines are run here and reported like
+		// those found here, so they reach the editor.
+		Sync:       st.SyncDir,
+		SyncReplay: true,
 	}
 }
 

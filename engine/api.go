@@ -20,6 +20,14 @@ type Options struct {
 	Log          io.Writer     // progress and diagnostics for humans; nil discards
 	Dict         string        // a dictionary file (AFL/libFuzzer syntax) for every target
 	Nice         int           // workers' nice value (1 to 19), so that they yield the cores to the editor and builds; 0 = unchanged
+	// Sync is a directory shared with other fuzzls processes (sync.go): corpus
+	// entries and failures each found go there, under SyncName (default
+	// host-pid), and those of the others are taken up. Without SyncReplay a
+	// failure another process recorded is not reported again here; with it (the
+	// daemon) others' failures are replayed and reported like one found here.
+	Sync       string
+	SyncName   string
+	SyncReplay bool
 	// Persistent sessions (the daemon's) outlive a build error, a failure without
 	// KeepFuzzing and the end of FuzzTime: they wait for the next Rebuild or Stop.
 	Persistent bool
@@ -77,6 +85,9 @@ type Crash struct {
 	// Known: the input that failed is a seed in testdata/fuzz/FuzzXxx, on which
 	// go test fails already: not a new failure (CI reports it as unchanged).
 	Known bool
+	// Elsewhere: another process of the sync directory recorded this failure
+	// first and reported it (Options.Sync): not reported or counted here.
+	Elsewhere bool
 }
 
 // Block is one instrumented basic block: a counter and its source range.

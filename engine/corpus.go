@@ -99,25 +99,33 @@ func sameTypes(vals []any, types []string) bool {
 // writeEntry saves a `go test fuzz v1` text into dir under go test's name for it,
 // atomically, and returns the path.
 func writeEntry(dir, input string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	path := filepath.Join(dir, fuzzrt.FileName([]byte(input)))
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
+	return path, writeAtomic(path, input)
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory (made with its parents) renamed into place: a reader, or a process
+// killed mid-write, never sees part of it.
+func writeAtomic(path, data string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, ".entry-*"+partialSuffix)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if _, err := tmp.WriteString(input); err != nil {
+	if _, err := tmp.WriteString(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return "", err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return "", err
+		return err
 	}
-	return path, os.Rename(tmp.Name(), path)
+	return os.Rename(tmp.Name(), path)
 }

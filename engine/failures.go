@@ -44,6 +44,13 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	s.byKey[key] = c
 	s.crashes = append(s.crashes, c)
 	s.mu.Unlock()
+	if s.syncRecorded(c.ID) { // another process of the sync directory reported it
+		s.mu.Lock()
+		c.Elsewhere = true
+		s.mu.Unlock()
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: failure %s (%s at %s:%d) was recorded in the sync directory by another process\n", s.target.Name, c.ID, c.Kind, c.File, c.Line)
+		return false
+	}
 	path, err := writeEntry(crashDir(s.e.opts.CacheDir, s.target), input)
 	if err != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving failing input: %v\n", err)
@@ -52,6 +59,7 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	c.Path = path
 	cc := *c
 	s.mu.Unlock()
+	s.syncPublishFailure(c.ID, input)
 	s.e.observe(&CrashEvent{Crash: &cc})
 	if s.e.opts.KeepFuzzing {
 		s.background.Go(func() { s.minimizeCrash(c, f) })
@@ -96,6 +104,7 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	if err != nil {
 		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
 	}
+	s.syncPublishFailure(c.ID, minInput)
 	s.mu.Lock()
 	c.Input, c.Minimized = minInput, true
 	if path != "" {

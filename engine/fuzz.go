@@ -134,6 +134,12 @@ func (s *Session) fuzz() outcome {
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var syncTick <-chan time.Time
+	if o.Sync != "" {
+		t := time.NewTicker(syncEvery)
+		defer t.Stop()
+		syncTick = t.C
+	}
 	lastCovered := -1
 	var deadline <-chan time.Time
 	if o.FuzzTime > 0 {
@@ -163,6 +169,8 @@ func (s *Session) fuzz() outcome {
 		case <-deadline:
 			s.emitStats()
 			return outFinished
+		case <-syncTick:
+			s.syncRun(s.syncPull())
 		case <-tick.C:
 			st := s.emitStats()
 			if st.Covered != lastCovered {
@@ -215,6 +223,10 @@ func (s *Session) fuzz() outcome {
 			switch m := ev.msg; {
 			case m.New != nil:
 				s.onNew(ev.w, m.New)
+			case m.Result != nil:
+				if s.syncResult(m.Result) {
+					return outFinished
+				}
 			case m.Crash != nil && m.Crash.Repeat > 0:
 				s.mu.Lock()
 				if c := s.byKey[m.Crash.Output]; c != nil {
@@ -341,6 +353,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	if _, err := writeEntry(corpusDir(s.e.opts.CacheDir, s.target), en.Input); err != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving corpus entry: %v\n", err)
 	}
+	s.syncPublish(en.Input)
 	for _, w := range others {
 		w.send(&fuzzrt.Request{Add: en})
 	}

@@ -54,6 +54,7 @@ type Session struct {
 	// reported: the first coverage of this fuzzing phase was reported at once.
 	reported bool
 	hang     hangLimit // shared by the session's watchdogs
+	sync     syncState // the sync directory (sync.go)
 }
 
 // entry is one corpus entry as the coordinator keeps it.
@@ -65,7 +66,8 @@ type entry struct {
 func newSession(e *Engine, t Target) *Session {
 	s := &Session{e: e, target: t, state: "building",
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		firsts: map[*Crash]*failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst}
+		firsts: map[*Crash]*failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst,
+		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, known: map[string]bool{}, pending: map[int64]string{}}}
 	s.hang.fixed = e.opts.Timeout
 	return s
 }
@@ -120,7 +122,12 @@ func (s *Session) Stats() Stats {
 }
 
 func (s *Session) statsLocked() Stats {
-	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks), Crashes: len(s.crashes)}
+	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks)}
+	for _, c := range s.crashes {
+		if !c.Elsewhere {
+			st.Crashes++
+		}
+	}
 	st.Execs = s.execsLocked()
 	if !s.started.IsZero() {
 		st.Elapsed = time.Since(s.started)

@@ -127,4 +127,5 @@ type Settings struct {
 	RSSLimitMB  int    `json:"rssLimitMB"`  // per worker
 	Nice        int    `json:"nice"`        // the workers' nice value, 0 to 19; absent: 10
 	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes
+	SyncDir     string `json:"syncDir"`     // a directory shared with fuzzls fuzz -sync: others' corpus and failures; "": none
 }

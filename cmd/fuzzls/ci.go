@@ -12,19 +12,25 @@ import (
 // ciFlags are fuzz's flags for CI and for fuzzing on many machines: one time
 // budget for all the targets, SARIF output, and a sync directory.
 type ciFlags struct {
-	budget time.Duration
-	sarif  string
+	budget   time.Duration
+	sarif    string
+	sync     string
+	syncName string
 }
 
 func addCIFlags(fs *flag.FlagSet) *ciFlags {
 	c := &ciFlags{}
 	fs.DurationVar(&c.budget, "budget", 0, "one time budget shared by all the targets (CI mode, as ClusterFuzzLite's fuzz-seconds): the run ends when it is spent")
 	fs.StringVar(&c.sarif, "sarif", "", "write the failures to this file in SARIF 2.1.0 (GitHub code scanning)")
+	fs.StringVar(&c.sync, "sync", "", "share corpus entries and failures with other fuzzls processes through this directory")
+	fs.StringVar(&c.syncName, "syncname", "", "this process's subdirectory of the -sync directory (default: host-pid)")
 	return c
 }
 
 // options sets the engine options the flags stand for.
-func (c *ciFlags) options(o *engine.Options) {}
+func (c *ciFlags) options(o *engine.Options) {
+	o.Sync, o.SyncName = c.sync, c.syncName
+}
 
 // start stops every session when the budget is spent; the returned function
 // cancels that.
@@ -48,7 +54,11 @@ func (c *ciFlags) finish(sessions []*engine.Session) error {
 	}
 	var crashes []*engine.Crash
 	for _, s := range sessions {
-		crashes = append(crashes, s.Crashes()...)
+		for _, c := range s.Crashes() {
+			if !c.Elsewhere {
+				crashes = append(crashes, c)
+			}
+		}
 	}
 	root, err := os.Getwd()
 	if err != nil {

@@ -40,6 +40,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 	const autoStart = get<string>('autoStart', 'off');
 	const timeout = get<string>('timeout', '');
 	const cacheDir = get<string>('cacheDir', '');
+	const syncDir = get<string>('syncDir', '');
 	return {
 		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? autoStart : 'off',
 		parallel: int(get<number>('parallel', 0), 0),
@@ -48,6 +49,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		rssLimitMB: int(get<number>('rssLimitMB', 2048), 2048),
 		nice: niceValue(int(get<number>('nice', 10), 10)),
 		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : '',
+		syncDir: typeof syncDir === 'string' ? expandHome(syncDir.trim()) : '',
 	};
 }
 

@@ -130,4 +130,5 @@ export interface Settings {
 	rssLimitMB: number;
 	nice: number;
 	cacheDir: string;
+	syncDir: string;
 }

@@ -10,11 +10,11 @@ function getter(values: Record<string, unknown>): Getter {
 
 describe('daemonSettings (initializationOptions)', () => {
 	it('defaults', () => {
-		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '' });
+		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '', syncDir: '' });
 	});
 	it('passes the settings through, leaving out the client-only ones', () => {
 		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: ' 2s ', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', path: '/x', coverageDecorator: 'gutter' }));
-		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: '2s', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c' });
+		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, timeout: '2s', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', syncDir: '' });
 		assert.deepEqual(didChangeConfigurationSettings(got), { fuzzls: got });
 	});
 	it('replaces nonsense by defaults and expands ~', () => {
@@ -22,7 +22,7 @@ describe('daemonSettings (initializationOptions)', () => {
 		process.env.HOME = '/home/u';
 		try {
 			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', nice: 25, cacheDir: '~/c' }));
-			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '/home/u/c' });
+			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '/home/u/c', syncDir: '' });
 		} finally {
 			process.env.HOME = home;
 		}

@@ -1,0 +1,43 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+// TestSyncDirFailure: a failure another machine recorded in the directory the
+// syncDir setting names (as fuzzls fuzz -sync writes it) shows in the editor as a
+// diagnostic at its line, though fuzzing here could not find it (the input must
+// hash to a constant).
+func TestSyncDirFailure(t *testing.T) {
+	requireEngine(t)
+	ws := copyDir(t, "../testdata/synced")
+	testGo := filepath.Join(ws, "synced_test.go")
+	gate := []byte("sixteen-byte-key") // passes the gate
+	line := lineOf(t, testGo, "MARK:gate")
+	syncDir := t.TempDir()
+	rec := filepath.Join(syncDir, "ci-runner", "failures", "example.com", "synced", "FuzzCheck", "0123456789ab")
+	os.MkdirAll(filepath.Dir(rec), 0o755)
+	os.WriteFile(rec, fuzzrt.Marshal([]any{append(gate, 'x')}), 0o644)
+
+	p := startProcess(t)
+	p.initialize(ws, map[string]any{"parallel": 1, "cacheDir": t.TempDir(), "syncDir": syncDir})
+	p.open(testGo)
+	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c := p.client
+	testURI := string(uri.File(testGo))
+	c.await(t, "the synced failure's diagnostic", 2*time.Minute, func() bool {
+		return slices.ContainsFunc(c.diags[testURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
+	})
+}

@@ -1,0 +1,3 @@
+module example.com/synced
+
+go 1.22
