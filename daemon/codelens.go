@@ -139,6 +139,8 @@ func stopTitle(sess *session) string {
 		parts = append(parts, "building…")
 	case fproto.StateError:
 		parts = append(parts, "build failed")
+	case fproto.StateSkipped:
+		parts = append(parts, "skipped: "+firstLine(sess.fs.Skipped()))
 	default:
 		st := sess.fs.Stats()
 		parts = append(parts, humanRate(st.ExecsPerSec)+" execs/s", fmt.Sprintf("%d/%d blocks", st.Covered, st.Blocks))

@@ -155,9 +155,13 @@ func (s *server) crashDiagnostic(c *engine.Crash) (string, protocol.Diagnostic, 
 		Input:     c.Input,
 		Minimized: c.Minimized,
 	})
+	severity := protocol.DiagnosticSeverityError
+	if c.Kind == engine.KindSlow { // not a failure
+		severity = protocol.DiagnosticSeverityWarning
+	}
 	return file, protocol.Diagnostic{
 		Range:              m.lineRange(line),
-		Severity:           protocol.DiagnosticSeverityError,
+		Severity:           severity,
 		Code:               protocol.String(c.Kind),
 		Source:             protocol.NewOptional(diagnosticSource),
 		Message:            protocol.String(crashMessage(c)),

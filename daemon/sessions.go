@@ -29,6 +29,7 @@ type fuzzSession interface {
 	Stop()
 	Rebuild()
 	State() string
+	Skipped() string
 	Stats() engine.Stats
 	Coverage() (blocks []engine.Block, hit []bool)
 	Crashes() []*engine.Crash
@@ -361,7 +362,9 @@ func (s *server) handleEvent(ev engine.Event) {
 		s.mu.Unlock()
 		if known {
 			s.publishDiagnostics()
-			s.showMessage(protocol.MessageTypeInfo, "%s: crash fixed", ev.Crash.Target.Name)
+			if ev.Crash.Kind != engine.KindSlow { // a slow input is forgotten on each build
+				s.showMessage(protocol.MessageTypeInfo, "%s: crash fixed", ev.Crash.Target.Name)
+			}
 		}
 
 	case *engine.CoverageEvent:

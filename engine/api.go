@@ -65,6 +65,9 @@ const (
 	KindExit           = "exit"
 	KindHang           = "hang"
 	KindOOM            = "oom"
+	// KindSlow is no failure: an input that ran past the adaptive hang limit and
+	// then finished. A warning: it never fails a run nor counts in Stats.Crashes.
+	KindSlow = "slow"
 )
 
 // Crash is one distinct failure of a target.
@@ -109,7 +112,7 @@ type Stats struct {
 	Corpus      int
 	Covered     int
 	Blocks      int
-	Crashes     int
+	Crashes     int // distinct failures (a slow input is none)
 }
 
 // Event is what an Engine reports to its observer: one of *BuildEvent, *StatsEvent,
@@ -146,6 +149,7 @@ type DoneEvent struct {
 	Execs   int64
 	Crashes int
 	Err     error
+	Skipped string // why the target was skipped (see Session.Skipped); "" = it was not
 }
 
 func (*BuildEvent) event()      {}

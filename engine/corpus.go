@@ -35,6 +35,11 @@ func crashDir(cacheDir string, t Target) string {
 	return filepath.Join(cacheDir, "crashes", filepath.FromSlash(t.Package), t.Name)
 }
 
+// slowDir is where a target's slow inputs are saved (see Session.onSlow).
+func slowDir(cacheDir string, t Target) string {
+	return filepath.Join(cacheDir, "slow", filepath.FromSlash(t.Package), t.Name)
+}
+
 // nativeCacheDir is `go test -fuzz`'s generated corpus for t, for a warm start.
 func nativeCacheDir(t Target) string {
 	gocache := os.Getenv("GOCACHE")

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -170,7 +171,11 @@ func (f *failure) locate(u userFrames) {
 }
 
 // classifyOutput classifies a failure the worker survived: the text testing returns
-// for a panic or a t.Error/t.Fatal in the fuzz function.
+// for a panic or a t.Error/t.Fatal in the fuzz function. Its lines are the test's
+// log, "file.go:12: message" (file names as testing prints them, relative to
+// the package). A panic (or runtime.Goexit) is the log line of testing's own
+// tRunner, which logs it from testing.go with the stack it happened on; anything
+// else the test logged is the user's, also a message that says "panic: ".
 func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 	f := &failure{output: out}
 	if msg, ok := strings.CutPrefix(out, fuzzrt.OOMPrefix); ok {
@@ -183,24 +188,10 @@ func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 		f.locate(u)
 		return f
 	}
-	if i := strings.Index(out, "panic: "); i >= 0 {
-		f.kind = KindPanic
-		msg := out[i+len("panic: "):]
-		if j := strings.IndexByte(msg, '\n'); j >= 0 {
-			msg = msg[:j]
-		}
-		msg = strings.TrimSuffix(strings.TrimSuffix(msg, " [recovered]"), " [recovered, repanicked]")
-		f.message = strings.TrimSpace(msg)
-		gs := goroutines(out[i:])
-		if len(gs) > 0 {
-			f.frames = dropPanicFrames(u.frames(gs[0]))
-		}
-		f.locate(u)
-		return f
-	}
 	f.kind = KindError
 	var msgs []string
-	for _, line := range strings.Split(out, "\n") {
+	lines := strings.Split(out, "\n")
+	for i, line := range lines {
 		m := testLineRE.FindStringSubmatch(line)
 		if m == nil {
 			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--- FAIL") && len(msgs) > 0 {
@@ -208,12 +199,23 @@ func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 			}
 			continue
 		}
+		if msg, ok := testingPanic(m[1], m[3]); ok {
+			// The stack is the rest of the output, indented as the log line's.
+			f.kind, f.message = KindPanic, msg
+			rest := strings.Join(lines[i+1:], "\n")
+			if gs := goroutines(rest); len(gs) > 0 {
+				f.frames = dropPanicFrames(u.frames(gs[0]))
+			}
+			f.file, f.line = "", 0
+			f.locate(u)
+			return f
+		}
 		file := m[1]
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(pkgDir, file)
 		}
 		n, _ := strconv.Atoi(m[2])
-		if f.file == "" {
+		if f.file == "" && u.is(file) && exists(file) {
 			f.file, f.line = file, n
 		}
 		f.frames = append(f.frames, Frame{File: file, Line: n})
@@ -224,6 +226,33 @@ func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 		f.message = strings.TrimSpace(out)
 	}
 	return f
+}
+
+// errNilPanicOrGoexit is the message of testing's tRunner for a test that
+// called runtime.Goexit or panic(nil) (testing.go).
+const errNilPanicOrGoexit = "test executed panic(nil) or runtime.Goexit"
+
+// testingPanic reports whether a log line from file says what testing's tRunner
+// logs for a panic in the fuzz function (from testing.go: "panic: " and the
+// value, or errNilPanicOrGoexit), and the failure's message.
+func testingPanic(file, msg string) (string, bool) {
+	if file != "testing.go" {
+		return "", false
+	}
+	if msg == errNilPanicOrGoexit {
+		return msg, true
+	}
+	v, ok := strings.CutPrefix(msg, "panic: ")
+	if !ok {
+		return "", false
+	}
+	v = strings.TrimSuffix(strings.TrimSuffix(v, " [recovered]"), " [recovered, repanicked]")
+	return strings.TrimSpace(v), true
+}
+
+func exists(file string) bool {
+	_, err := os.Stat(file)
+	return err == nil
 }
 
 // symbolName undoes the linker's escaping of a function's package path, which
@@ -239,11 +268,12 @@ func symbolName(fn string) string {
 	return fn
 }
 
-// dropPanicFrames removes the frames of the panic machinery above the panicking call.
+// dropPanicFrames removes the frames of the panic (or Goexit) machinery above
+// the call that panicked.
 func dropPanicFrames(frames []Frame) []Frame {
 	for i := len(frames) - 1; i >= 0; i-- {
 		fn := frames[i].Function
-		if fn == "panic" || strings.HasPrefix(fn, "runtime.gopanic") || strings.HasPrefix(fn, "runtime.panic") || strings.HasPrefix(fn, "runtime.sigpanic") {
+		if fn == "panic" || fn == "runtime.Goexit" || strings.HasPrefix(fn, "runtime.gopanic") || strings.HasPrefix(fn, "runtime.panic") || strings.HasPrefix(fn, "runtime.sigpanic") {
 			return frames[i+1:]
 		}
 	}
@@ -291,6 +321,20 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		f.kind = KindHang
 		f.message = fmt.Sprintf("input ran longer than %v", d.hangAt)
 		f.frames = sampledFrames(samples, text, u, fuzzFn)
+	case signalRE.MatchString(text):
+		// The runtime's report of a signal it does not turn into a panic
+		// (SIGILL, SIGSEGV outside Go code, ...): "SIGILL: illegal instruction",
+		// "PC=…", then the stacks, the signalled goroutine's first.
+		i := signalRE.FindStringIndex(text)[0]
+		f.kind = KindFatal
+		f.message, _, _ = strings.Cut(text[i:], "\n")
+		if gs := goroutines(text[i:]); len(gs) > 0 {
+			g := gs[0]
+			if !hasUserFrame(u, g) {
+				g = pickGoroutine(gs, u, fuzzFn)
+			}
+			f.frames = u.frames(g)
+		}
 	case strings.Contains(text, "panic: "):
 		f.kind = KindGoroutinePanic
 		i := strings.LastIndex(text, "panic: ")
@@ -322,6 +366,19 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 		f.locateRecursion(u)
 	}
 	return f
+}
+
+// signalRE matches the first line of the runtime's report of a fatal signal,
+// followed by its PC line.
+var signalRE = regexp.MustCompile(`(?m)^SIG[A-Z]+: [^\n]*\nPC=`)
+
+func hasUserFrame(u userFrames, g []string) bool {
+	for _, fr := range u.frames(g) {
+		if u.is(fr.File) {
+			return true
+		}
+	}
+	return false
 }
 
 // sampledFrames is the stack of a hang or an oom the watchdog caught: the frames
@@ -461,10 +518,8 @@ func pickGoroutine(gs [][]string, u userFrames, fuzzFn string) []string {
 		return best
 	}
 	for _, g := range gs {
-		for _, fr := range u.frames(g) {
-			if u.is(fr.File) {
-				return g
-			}
+		if hasUserFrame(u, g) {
+			return g
 		}
 	}
 	return gs[0]

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,5 +138,65 @@ func TestSampledLoop(t *testing.T) {
 	dumpOnly := classifyDeath(death{stderr: "SIGQUIT: quit\n\n" + stack("fold", 30), hung: true}, u, fuzzFn)
 	if dumpOnly.fn != "example.com/m.fold" || dumpOnly.line != 30 {
 		t.Errorf("runtime dump only: located at %s:%d, want fold at 30", dumpOnly.fn, dumpOnly.line)
+	}
+}
+
+// TestTestingLogLines: a failure's kind and place come from who logged it. A
+// panic or runtime.Goexit is logged by testing's tRunner (from testing.go, with
+// the stack it happened on) and is located in the user's frames, never in
+// testing.go; a user's own message that says "panic: " (a recovered panic
+// reported with t.Errorf) is an error at the user's line. Issue 24, items 3, 4.
+func TestTestingLogLines(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x_test.go"), nil, 0o644)
+	u := userFrames{dirs: []string{dir}}
+	stack := func(top string) string {
+		return "        goroutine 21 [running]:\n        runtime/debug.Stack()\n        \t/go/src/runtime/debug/stack.go:26 +0x5e\n" +
+			"        testing.tRunner.func1()\n        \t/go/src/testing/testing.go:1927 +0x2e5\n" + top +
+			"        example.com/c.FuzzX.func1(0x1, {0x1, 0x2, 0x2})\n        \t" + dir + "/x_test.go:12 +0x1\n" +
+			"        reflect.Value.call({0x1}, {0x1, 0x4}, {0x1, 0x2, 0x2})\n        \t/go/src/reflect/value.go:586 +0xf0c\n"
+	}
+	tests := []struct {
+		desc, out, kind, msg string
+		line                 int
+	}{
+		{"runtime.Goexit", "    testing.go:1927: test executed panic(nil) or runtime.Goexit\n" +
+			stack("        runtime.Goexit()\n        \t/go/src/runtime/panic.go:677 +0x5e\n"),
+			KindPanic, "test executed panic(nil) or runtime.Goexit", 12},
+		{"panic", "    testing.go:1927: panic: boom\n" +
+			stack("        panic({0x1, 0x2})\n        \t/go/src/runtime/panic.go:860 +0x13a\n"),
+			KindPanic, "boom", 12},
+		{"recovered and reported", "    x_test.go:16: decode panic: boom\n", KindError, "decode panic: boom", 16},
+	}
+	for _, tc := range tests {
+		f := classifyOutput(tc.out, u, dir)
+		if f.kind != tc.kind || f.message != tc.msg || f.file != filepath.Join(dir, "x_test.go") || f.line != tc.line {
+			t.Errorf("%s: %s %q at %s:%d, want %s %q at x_test.go:%d", tc.desc, f.kind, f.message, f.file, f.line, tc.kind, tc.msg, tc.line)
+		}
+	}
+}
+
+// TestSignalReport: a worker the runtime killed for a signal it does not turn
+// into a panic is located by the stack of its report. Issue 24, item 6.
+func TestSignalReport(t *testing.T) {
+	stderr := `SIGILL: illegal instruction
+PC=0x4b1e40 m=0 sigcode=2
+instruction bytes: 0xf 0xb 0xc3
+
+goroutine 7 gp=0xc000102a80 m=0 mp=0x6c2f40 [running]:
+example.com/c.ill()
+	/work/c/ill_amd64.s:4 +0x0 fp=0xc000053e18 sp=0xc000053e10 pc=0x4b1e40
+example.com/c.FuzzIll.func1(0x1, {0xc000012345, 0x2, 0x8})
+	/work/c/x_test.go:10 +0x25 fp=0xc000053e30 sp=0xc000053e18 pc=0x4b1e65
+testing.tRunner(0xc000003c00, 0xc000001234)
+	/go/src/testing/testing.go:2036 +0xea fp=0xc000053fc0 sp=0xc000053e90 pc=0x4f5eaa
+
+goroutine 1 gp=0xc000002380 m=nil [chan receive]:
+testing.(*F).Fuzz.func1(0x1)
+	/go/src/testing/fuzz.go:329 +0x1
+`
+	f := classifyDeath(death{stderr: stderr, exitCode: 2}, userFrames{dirs: []string{"/work/c"}}, "FuzzIll.func")
+	if f.kind != KindFatal || f.message != "SIGILL: illegal instruction" || f.file != "/work/c/ill_amd64.s" || f.line != 4 {
+		t.Errorf("got %s %q at %s:%d, want fatal \"SIGILL: illegal instruction\" at /work/c/ill_amd64.s:4", f.kind, f.message, f.file, f.line)
 	}
 }

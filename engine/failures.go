@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
@@ -34,11 +35,7 @@ func (s *Session) onFailure(f *failure, input string) bool {
 			return false
 		}
 	}
-	moduleDir := s.target.Dir
-	if s.pkg != nil {
-		moduleDir = s.pkg.ModuleDir
-	}
-	c := &Crash{ID: crashID(s.target, f, moduleDir), Target: s.target, Kind: f.kind, Message: f.message,
+	c := &Crash{ID: crashID(s.target, f, s.moduleDirLocked()), Target: s.target, Kind: f.kind, Message: f.message,
 		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1, Known: s.testdata[input]}
 	s.firsts[c] = f
 	s.byKey[key] = c
@@ -51,16 +48,9 @@ func (s *Session) onFailure(f *failure, input string) bool {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: failure %s (%s at %s:%d) was recorded in the sync directory by another process\n", s.target.Name, c.ID, c.Kind, c.File, c.Line)
 		return false
 	}
-	path, err := writeEntry(crashDir(s.e.opts.CacheDir, s.target), input)
-	if err != nil {
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving failing input: %v\n", err)
-	}
-	s.mu.Lock()
-	c.Path = path
-	cc := *c
-	s.mu.Unlock()
+	s.saveInput(c, crashDir(s.e.opts.CacheDir, s.target), input, "failing input")
 	s.syncPublishFailure(c.ID, input)
-	s.e.observe(&CrashEvent{Crash: &cc})
+	s.report(c)
 	if s.e.opts.KeepFuzzing {
 		s.background.Go(func() { s.minimizeCrash(c, f) })
 	} else {
@@ -82,7 +72,7 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	}
 	ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), o.MinimizeTime))
 	defer cancel()
-	r := &replayer{s: s}
+	r := &replayer{s: s, quick: first.kind == KindHang}
 	defer r.close()
 	fails := func(cand []any) bool {
 		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
@@ -100,6 +90,10 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	}
 	min := minimize(ctx, vals, fails)
 	minInput := string(fuzzrt.Marshal(min))
+	if first.kind == KindHang && minInput != input && !s.confirm(first, minInput) {
+		// The quick replays took a smaller input that is only slow for a hang.
+		min, minInput = vals, input
+	}
 	path, err := writeEntry(crashDir(o.CacheDir, s.target), minInput)
 	if err != nil {
 		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
@@ -115,12 +109,62 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	s.e.observe(&CrashEvent{Crash: &cc})
 }
 
-// confirm replays a failing input once and reports whether it fails the same way.
+// confirm replays a failing input once and reports whether it fails the same
+// way (a hang: still running at go test's bound).
 func (s *Session) confirm(f *failure, input string) bool {
+	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
+	defer cancel()
 	r := &replayer{s: s}
 	defer r.close()
-	g, ok := r.run(context.Background(), input)
+	g, ok := r.run(ctx, input)
 	return ok && f.same(g)
+}
+
+// onSlow records an input that ran past the adaptive hang limit and then
+// finished (see hangWatch): not a failure, a warning. The session keeps the
+// first until its next build, counting the others.
+func (s *Session) onSlow(input string, took time.Duration) {
+	s.mu.Lock()
+	if s.slow != nil {
+		s.slow.Count++
+		s.mu.Unlock()
+		return
+	}
+	c := &Crash{ID: crashID(s.target, &failure{kind: KindSlow}, s.moduleDirLocked()), Target: s.target, Kind: KindSlow,
+		Message: fmt.Sprintf("slow input: it ran %v, but finished (a hang is an input still running after %v)", took.Round(time.Millisecond), hangCap),
+		File:    s.target.File, Line: s.target.Line, Input: input, Count: 1}
+	s.slow = c
+	s.mu.Unlock()
+	s.saveInput(c, slowDir(s.e.opts.CacheDir, s.target), input, "slow input")
+	s.report(c)
+}
+
+// moduleDirLocked is the target's module directory (s.mu held).
+func (s *Session) moduleDirLocked() string {
+	if s.pkg != nil {
+		return s.pkg.ModuleDir
+	}
+	return s.target.Dir
+}
+
+// saveInput saves a new crash's input (what it is, for the log) in dir and
+// records where.
+func (s *Session) saveInput(c *Crash, dir, input, what string) {
+	path, err := writeEntry(dir, input)
+	if err != nil {
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving %s: %v\n", what, err)
+	}
+	s.mu.Lock()
+	c.Path = path
+	s.mu.Unlock()
+}
+
+// report sends a CrashEvent with a copy of c.
+func (s *Session) report(c *Crash) {
+	s.mu.Lock()
+	cc := *c
+	s.mu.Unlock()
+	s.e.observe(&CrashEvent{Crash: &cc})
 }
 
 // recheckCrashes replays each known crash on a new binary: those that pass now are
@@ -161,7 +205,10 @@ func (s *Session) recheckCrashes() {
 // replayer runs single inputs on a worker of its own, restarting it after each
 // input that kills it.
 type replayer struct {
-	s       *Session
+	s *Session
+	// quick: an execution past the adaptive hang limit is a hang, not confirmed
+	// at go test's bound (see hangWatch), for minimizing a hang already confirmed.
+	quick   bool
 	w       *workerProc
 	id      int64
 	lastCov []uint32 // coverage of the last input that ran to completion
@@ -176,7 +223,7 @@ func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
 		s.mu.Lock()
 		bin := s.bin
 		s.mu.Unlock()
-		w, err := startWorker(bin, s.target.Name, o, &s.hang)
+		w, err := startWorker(bin, s.target.Name, o, hangWatch{limit: &s.hang, quick: r.quick})
 		if err != nil {
 			return nil, false
 		}

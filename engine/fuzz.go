@@ -50,7 +50,7 @@ func (s *Session) fuzz() outcome {
 			return nil
 		}
 		for attempt := 0; attempt < 3; attempt++ {
-			w, err := startWorker(bin, s.target.Name, o, &s.hang)
+			w, err := startWorker(bin, s.target.Name, o, hangWatch{limit: &s.hang, onSlow: s.onSlow})
 			if errors.Is(err, syscall.ENOSPC) {
 				// A full disk is no fault of the binary: said once, tried again
 				// every tick until there is room.
@@ -286,12 +286,7 @@ func (s *Session) deathFailure(w *workerProc) (*failure, string) {
 	if w.mem.Execs() == 0 {
 		return f, ""
 	}
-	enc, complete := w.mem.Input()
-	vals, err := fuzzrt.DecodeValues(enc)
-	if err != nil || !complete {
-		return f, ""
-	}
-	return f, string(fuzzrt.Marshal(vals))
+	return f, w.runningInput()
 }
 
 // mergeBaseline counts as covered what a worker ran before its first input.

@@ -109,9 +109,10 @@ func goTestFails(t *testing.T, dir, target string) (bool, string) {
 	return err != nil, string(out)
 }
 
-// replayFresh runs input once on a new worker of s's, as minimization does.
+// replayFresh runs input once on a new worker of s's, as minimization does (a
+// suspected hang is one).
 func replayFresh(t *testing.T, s *Session, input string) (*failure, bool) {
-	r := &replayer{s: s}
+	r := &replayer{s: s, quick: true}
 	defer r.close()
 	return r.run(t.Context(), input)
 }

@@ -64,6 +64,10 @@ func (r *Reporter) Observe(ev Event) {
 			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks)
 	case *CrashEvent:
 		c := ev.Crash
+		if c.Kind == KindSlow {
+			fmt.Fprintf(r.W, "%s: warning: %s\n    input saved to %s\n", c.Target.Name, c.Message, c.Path)
+			return
+		}
 		if !c.Minimized && !c.Flaky {
 			fmt.Fprintf(r.W, "%s: found a failure (%s: %s), minimizing…\n", c.Target.Name, c.Kind, firstLine(c.Message))
 			return
@@ -72,6 +76,10 @@ func (r *Reporter) Observe(ev Event) {
 		fmt.Fprint(r.W, FormatCrash(c))
 	case *DoneEvent:
 		if ev.Err != nil {
+			return
+		}
+		if ev.Skipped != "" {
+			fmt.Fprintf(r.W, "%s: skipped: %s\n", ev.Target.Name, ev.Skipped)
 			return
 		}
 		fmt.Fprintf(r.W, "%s: done: %d execs, %d failures\n", ev.Target.Name, ev.Execs, ev.Crashes)
@@ -114,6 +122,9 @@ func (r *Reporter) json(ev Event) {
 		obj = map[string]any{"event": "done", "target": ev.Target.Name, "package": ev.Target.Package, "execs": ev.Execs, "crashes": ev.Crashes}
 		if ev.Err != nil {
 			obj["error"] = ev.Err.Error()
+		}
+		if ev.Skipped != "" {
+			obj["skipped"] = ev.Skipped
 		}
 	default:
 		return

@@ -42,6 +42,7 @@ type Session struct {
 	inCorpus  map[string]bool
 	testdata  map[string]bool // inputs of the seeds in testdata/fuzz/FuzzXxx (Crash.Known)
 	crashes   []*Crash
+	slow      *Crash              // the first slow input of this build (see onSlow), not a failure
 	firsts    map[*Crash]*failure // each crash's failure as first found, to tell repeats
 	byKey     map[string]*Crash   // fuzzrt.FailureKey of the output → crash, for repeats
 	types     []string
@@ -53,6 +54,7 @@ type Session struct {
 	cminAt    int // corpus size that triggers the next minimizeCorpus
 	// reported: the first coverage of this fuzzing phase was reported at once.
 	reported bool
+	skipped  string    // why the current build's target is skipped (see runSeeds); "" = it is not
 	hang     hangLimit // shared by the session's watchdogs
 	sync     syncState // the sync directory (sync.go)
 }
@@ -70,6 +72,14 @@ func newSession(e *Engine, t Target) *Session {
 		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, known: map[string]bool{}, pending: map[int64]string{}}}
 	s.hang.fixed = e.opts.Timeout
 	return s
+}
+
+// Skipped says why the target was skipped, as go test skips it (f.Skip before
+// f.Fuzz, a TestMain that never calls m.Run); "" when it was not.
+func (s *Session) Skipped() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skipped
 }
 
 // Target returns the session's target.
@@ -101,7 +111,7 @@ func (s *Session) Rebuild() {
 	}
 }
 
-// State is one of "building", "fuzzing", "stopped", "error".
+// State is one of "building", "fuzzing", "stopped", "error", "skipped".
 func (s *Session) State() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,14 +165,19 @@ func (s *Session) Coverage() (blocks []Block, hit []bool) {
 	return append([]Block(nil), s.blocks...), hit
 }
 
-// Crashes returns the distinct failures found so far.
+// Crashes returns the distinct failures found so far, and last the slow input
+// of this build if there is one (Kind KindSlow: a warning, not a failure).
 func (s *Session) Crashes() []*Crash {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Crash, len(s.crashes))
-	for i, c := range s.crashes {
+	out := make([]*Crash, 0, len(s.crashes)+1)
+	for _, c := range s.crashes {
 		cc := *c
-		out[i] = &cc
+		out = append(out, &cc)
+	}
+	if s.slow != nil {
+		cc := *s.slow
+		out = append(out, &cc)
 	}
 	return out
 }
@@ -250,7 +265,11 @@ func (s *Session) run() {
 		}
 		if err != nil {
 			s.mu.Lock()
-			s.state, s.err = "error", err
+			if _, skip := err.(*skipped); skip {
+				s.state, s.err = "skipped", nil
+			} else {
+				s.state, s.err = "error", err
+			}
 			s.mu.Unlock()
 			if !o.Persistent { // headless: a build error ends the run
 				return
@@ -316,9 +335,20 @@ func (s *Session) prepare(rebuilt bool) error {
 	}
 	warnings = bin.Warnings
 	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir)
+	var sk *skipped
+	if errors.As(err, &sk) {
+		s.mu.Lock()
+		s.skipped = sk.reason
+		s.mu.Unlock()
+		report(nil)
+		return err
+	}
 	if err != nil {
 		return report(err)
 	}
+	s.mu.Lock()
+	s.skipped = ""
+	s.mu.Unlock()
 	user, err := userDict(s.target, e.opts.Dict)
 	if err != nil {
 		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
@@ -338,6 +368,8 @@ func (s *Session) prepare(rebuilt bool) error {
 	s.mu.Lock()
 	s.bin, s.types, s.testdata = bin, seeds.Types, testdata
 	s.hang.reset()
+	slow := s.slow // a new binary may be faster: found again if it is not
+	s.slow = nil
 	s.dict = append([]string(nil), user...)
 	if !e.opts.NoLiteralDict {
 		s.dict = append(s.dict, bin.Dict...)
@@ -363,6 +395,9 @@ func (s *Session) prepare(rebuilt bool) error {
 		}
 	}
 	s.mu.Unlock()
+	if slow != nil {
+		s.e.observe(&CrashFixedEvent{Crash: slow})
+	}
 	report(nil)
 	if rebuilt {
 		s.recheckCrashes()
@@ -467,8 +502,13 @@ func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, e
 		}
 	}
 	werr := cmd.Wait()
+	if seeds == nil && werr == nil {
+		// The binary passed without reaching f.Fuzz's fuzzing: as go test, the
+		// target is skipped (f.Skip, or a TestMain that never calls m.Run).
+		return nil, &skipped{reason: skipReason(stdout.String(), target)}
+	}
 	if seeds == nil || werr != nil {
-		msg := strings.TrimSpace(stdout.String())
+		msg := strings.TrimSpace(unverbose(stdout.String()))
 		if msg == "" && werr != nil {
 			msg = werr.Error()
 		}
@@ -480,6 +520,46 @@ func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, e
 		}
 	}
 	return seeds, nil
+}
+
+// skipped is a seeds run that passed without reaching the fuzzing: the target
+// is skipped, as go test skips it, and the session ends without an error.
+type skipped struct{ reason string }
+
+func (s *skipped) Error() string { return "skipped: " + s.reason }
+
+// skipReason is what a seeds run that passed says about its target: the lines
+// testing logged before "--- SKIP" (the seeds run is verbose), or, when the
+// target never ran, the one way that happens.
+func skipReason(out, target string) string {
+	var logged []string
+	for line := range strings.SplitSeq(out, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "=== RUN"):
+			logged = logged[:0]
+		case strings.HasPrefix(t, "--- SKIP: "+target+" "):
+			if len(logged) == 0 {
+				return "f.Skip"
+			}
+			return strings.Join(logged, "\n")
+		case strings.HasPrefix(line, "    ") && t != "":
+			logged = append(logged, t)
+		}
+	}
+	return "the test binary exited with status 0 without running " + target + " (a TestMain that does not call m.Run)"
+}
+
+// unverbose drops the lines -test.v adds ("=== RUN", "=== NAME", "=== PAUSE"...).
+func unverbose(out string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(out, "\n") {
+		if !strings.HasPrefix(line, "=== ") {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // seedDiagnostics places a failed seed run's message on the target's declaration.

@@ -43,8 +43,19 @@ type workerProc struct {
 	oom      bool  // stopped for exceeding rssLimit
 }
 
+// hangWatch is how a worker's watchdog treats an execution past the session's
+// adaptive hang limit. By default it is a suspected hang: it runs on until go
+// test's bound (hangCap) before it is one, and should it finish first, it was a
+// slow input, told to onSlow (if set). A quick watch takes the suspicion for a
+// hang: for the replays that minimize a hang already confirmed.
+type hangWatch struct {
+	limit  *hangLimit
+	quick  bool
+	onSlow func(input string, took time.Duration)
+}
+
 // startWorker starts bin as a worker for target and waits for its hello.
-func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLimit) (*workerProc, error) {
+func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch) (*workerProc, error) {
 	rssLimitMB := o.RSSLimitMB
 	memDir, err := newTempDir(o.CacheDir, "w")
 	if err != nil {
@@ -90,7 +101,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, limit *hangLi
 		return nil, err
 	}
 	go w.readMessages(outR)
-	go w.watch(limit)
+	go w.watch(hw)
 	go func() {
 		err := cmd.Wait()
 		w.mu.Lock()
@@ -128,9 +139,12 @@ func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (
 		inW.Close()
 		return nil, nil, nil, nil, err
 	}
-	args := []string{"-test.run=^$", "-test.fuzz=^" + target + "$", "-test.fuzzcachedir=" + filepath.Join(tmpDir, "fuzzcache"), "-test.timeout=0", "-test.parallel=1"}
-	if mode == fuzzrt.ModeWorker {
+	args := []string{"-test.run=^$", "-test.fuzz=^" + target + "$", "-test.fuzzcachedir=" + filepath.Join(tmpDir, "fuzzcache"), "-test.timeout=0", "-test.parallel=1", "-test.paniconexit0"}
+	switch mode {
+	case fuzzrt.ModeWorker:
 		args = append(args, "-test.fuzzworker")
+	case fuzzrt.ModeSeeds:
+		args = append(args, "-test.v=true") // a skipped target says why (see skipReason)
 	}
 	cmd = exec.Command(bin.Path, args...)
 	cmd.Dir = bin.Package.Dir
@@ -199,8 +213,10 @@ func (w *workerProc) release() {
 // that runs past the session's hang limit gets SIGQUIT (the runtime then prints
 // every goroutine's stack), a worker whose resident memory passes the limit is
 // killed. Only time inside an execution counts, read from the shared counters, so a
-// worker blocked on its pipe is not hung.
-func (w *workerProc) watch(limit *hangLimit) {
+// worker blocked on its pipe is not hung. Past the adaptive limit, an execution
+// is only suspected (see hangWatch): a slow input that finishes is no hang.
+func (w *workerProc) watch(hw hangWatch) {
+	limit := hw.limit
 	defer close(w.watched)
 	// 50 ms: a target allocating without bound must be caught before it takes the
 	// machine down; reading /proc/<pid>/stat is cheap.
@@ -214,6 +230,8 @@ func (w *workerProc) watch(limit *hangLimit) {
 	var ticks int
 	var grew bool            // the running execution has grown memory by 64 MiB
 	var lastGrowth time.Time // when the running execution was last seen growing memory
+	var suspect uint64       // the execution past the adaptive limit, still running; 0 = none
+	var suspectInput string  // its input, read while it ran
 	for {
 		select {
 		case <-w.done:
@@ -241,6 +259,14 @@ func (w *workerProc) watch(limit *hangLimit) {
 		w.mu.Lock()
 		busy := w.busy
 		w.mu.Unlock()
+		if suspect != 0 && (started != suspect || finished >= suspect) {
+			// The suspected hang finished: a slow input. The worker's slowest
+			// execution is this one (it ran past ten times the slowest before).
+			if hw.onSlow != nil && suspectInput != "" {
+				hw.onSlow(suspectInput, w.mem.Slowest())
+			}
+			suspect, suspectInput = 0, ""
+		}
 		if !busy || started == finished {
 			since = time.Time{}
 			continue
@@ -270,6 +296,17 @@ func (w *workerProc) watch(limit *hangLimit) {
 			after = growthCap
 		}
 		if running := time.Since(since); running > after && !starved(running, cpu-cpuAtStart, after, limit.fixed > 0) {
+			if !hw.quick && limit.fixed == 0 && after < hangCap {
+				// Suspected: it is a hang only if it is still running at go
+				// test's bound, wall time as go test's.
+				if suspect == 0 {
+					suspect, suspectInput = started, w.runningInput()
+				}
+				if running <= hangCap {
+					continue
+				}
+				after = hangCap
+			}
 			w.mu.Lock()
 			w.hung, w.hangAt = true, after
 			w.mu.Unlock()
@@ -277,6 +314,17 @@ func (w *workerProc) watch(limit *hangLimit) {
 			return
 		}
 	}
+}
+
+// runningInput is the input of the execution in progress, in the go test fuzz
+// v1 format, read from shared memory ("" if it cannot be read).
+func (w *workerProc) runningInput() string {
+	enc, complete := w.mem.Input()
+	vals, err := fuzzrt.DecodeValues(enc)
+	if err != nil || !complete {
+		return ""
+	}
+	return string(fuzzrt.Marshal(vals))
 }
 
 // quit asks the worker for its stacks and waits for it to exit: SIGQUIT, which

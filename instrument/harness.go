@@ -81,8 +81,15 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 		}
 		return "&" + val(f, v)
 	}
+	// self names the package under test from the external test package, which
+	// needs it only for internal targets or an internal TestMain (a directory of
+	// external test files alone has no such package).
 	self := ""
-	if external {
+	needSelf := pkg.TestMain == "internal"
+	for _, t := range pkg.Targets {
+		needSelf = needSelf || !t.External
+	}
+	if external && needSelf {
 		if a, ok := alias[pkg.ImportPath]; ok {
 			self = a
 		} else {

@@ -231,6 +231,9 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 		}
 		if xv := byID[p.PkgPath+"_test ["+p.PkgPath+".test]"]; xv != nil {
 			pkg.XTestFiles = xv.GoFiles
+			if pkg.Dir == "" && len(xv.GoFiles) > 0 { // a directory of external test files only
+				pkg.Dir = filepath.Dir(xv.GoFiles[0])
+			}
 		}
 		if len(pkg.TestFiles)+len(pkg.XTestFiles) == 0 {
 			continue

@@ -33,6 +33,7 @@ const (
 	StateFuzzing  = "fuzzing"
 	StateStopped  = "stopped"
 	StateError    = "error"
+	StateSkipped  = "skipped" // the target skips itself (f.Skip before f.Fuzz, a TestMain without m.Run)
 )
 
 // Position is a zero-based line and UTF-16 column, as in LSP.

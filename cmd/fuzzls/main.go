@@ -170,8 +170,13 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(chosen) == 0 {
-		fmt.Fprintf(stderr, "fuzzls: no fuzz targets match in %s\n", strings.Join(patterns, " "))
-		return 2
+		// As go test -fuzz: nothing to fuzz is a warning, not an error.
+		why := "no fuzz targets in " + strings.Join(patterns, " ")
+		if re != nil {
+			why = fmt.Sprintf("no target in %s matches -run %q", strings.Join(patterns, " "), *runRE)
+		}
+		fmt.Fprintf(stderr, "fuzzls: warning: no fuzz tests to fuzz (%s)\n", why)
+		return 0
 	}
 	sessions := make([]*engine.Session, len(chosen))
 	for i, t := range chosen {
@@ -193,7 +198,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			err := s.Wait()
 			st := s.Stats()
-			rep.Observe(&engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err})
+			rep.Observe(&engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err, Skipped: s.Skipped()})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && status == 0 {

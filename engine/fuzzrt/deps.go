@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"time"
+	_ "unsafe" // go:linkname
 )
 
 // This file implements the method set of testing's unexported testDeps interface
@@ -47,7 +48,15 @@ func (deps) MatchString(pat, str string) (bool, error) {
 	return matchCache.re.MatchString(str), nil
 }
 
-func (deps) SetPanicOnExit0(bool)                        {}
+// SetPanicOnExit0 is how testing, given -test.paniconexit0 (go test always gives
+// it), makes os.Exit(0) during a test panic with "unexpected call to os.Exit(0)
+// during test": it sets os's flag in internal/testlog, which testing's own deps
+// set and only the standard library may import, so it is reached by its symbol.
+func (deps) SetPanicOnExit0(v bool) { setPanicOnExit0(v) }
+
+//go:linkname setPanicOnExit0 internal/testlog.SetPanicOnExit0
+func setPanicOnExit0(bool)
+
 func (deps) StartCPUProfile(io.Writer) error             { return nil }
 func (deps) StopCPUProfile()                             {}
 func (deps) StartTestLog(io.Writer)                      {}

@@ -276,6 +276,7 @@ func (w *worker) cmpExplore(vals []any, depth int, budget *int) {
 	w.rt.cmp.on = true
 	kept := w.execute(vals, false)
 	w.rt.cmp.on = false
+	vals = w.executed(vals)
 	if kept && depth > 0 {
 		w.rt.cmp.recs = nil
 		return
@@ -337,15 +338,16 @@ func (w *worker) loop() {
 func (w *worker) execute(vals []any, initial bool) bool {
 	out, dur := w.run(vals)
 	if out != "" {
-		w.reportCrash(vals, out)
+		w.reportCrash(w.executed(vals), out)
 		return false
 	}
 	if !w.hasNewCoverage() {
 		if initial { // keep every initial entry, with the coverage it has here
-			w.corpus = append(w.corpus, corpusItem{vals: vals, cov: w.coverage(nil), dur: dur})
+			w.corpus = append(w.corpus, corpusItem{vals: w.executed(vals), cov: w.coverage(nil), dur: dur})
 		}
 		return false
 	}
+	vals = w.executed(vals)
 	cov := w.coverage(nil)
 	for _, c := range cov {
 		w.seen[c>>8] |= uint8(c)
@@ -387,6 +389,24 @@ func (w *worker) run(vals []any) (string, time.Duration) {
 		return s, dur
 	}
 	return "fuzz function failed", dur
+}
+
+// executed returns the values the last run executed, as they were before the
+// call: the fuzz function may have written into a []byte argument (go test too
+// reports and saves the input as it was called with). Only byte slices can be
+// written to, and only the rare paths (a failure, new coverage) ask, so the
+// per-execution path copies nothing: the values are decoded again from the
+// encoding run wrote to shared memory before the call.
+func (w *worker) executed(vals []any) []any {
+	for _, v := range vals {
+		if _, ok := v.([]byte); ok {
+			if dec, err := DecodeValues(w.enc); err == nil {
+				return dec
+			}
+			break
+		}
+	}
+	return vals
 }
 
 // hasNewCoverage reports whether the counters hold a bucket not seen before. It

@@ -1,6 +1,11 @@
 package fuzzrt
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,5 +121,61 @@ func TestCoverageScan(t *testing.T) {
 		if w.hasNewCoverage() != newCov {
 			t.Fatalf("hasNewCoverage = %v, want %v", !newCov, newCov)
 		}
+	}
+}
+
+// TestExecutedBeforeTheCall: a fuzz function that writes into its []byte
+// argument still has the input it was called with reported, for a failure and
+// for new coverage, and kept in the corpus (go test reports and saves the input
+// as it was before the call too; issue 24, item 1).
+func TestExecutedBeforeTheCall(t *testing.T) {
+	mem, err := CreateMem(t.TempDir() + "/mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	counters := [][]uint8{make([]uint8, 8)}
+	var out bytes.Buffer
+	rt := &runtimeState{counters: counters, total: 8, mem: mem}
+	rt.out = bufio.NewWriter(&out)
+	rt.enc = json.NewEncoder(rt.out)
+	fn := func(e corpusEntry) error {
+		b := e.Values[0].([]byte)
+		counters[0][len(b)%8]++
+		orig := string(b)
+		for i := range b {
+			b[i] = 'x' // scribbles over its input
+		}
+		if orig == "bug" {
+			return errors.New("bug")
+		}
+		return nil
+	}
+	w := &worker{rt: rt, fn: fn, seen: make([]uint8, 8), crashes: map[string]int{}}
+	if !w.execute([]any{[]byte("ab")}, false) {
+		t.Fatal("new coverage not kept")
+	}
+	w.execute([]any{[]byte("bug")}, false)
+	if got := w.corpus[0].vals[0].([]byte); string(got) != "ab" {
+		t.Errorf("corpus keeps %q, want the input as called, \"ab\"", got)
+	}
+	var newIn, crashIn string
+	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+		var m Message
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.New != nil {
+			newIn = m.New.Input
+		}
+		if m.Crash != nil {
+			crashIn = m.Crash.Input
+		}
+	}
+	if !strings.Contains(newIn, `[]byte("ab")`) {
+		t.Errorf("new entry sent as %q, want []byte(\"ab\")", newIn)
+	}
+	if !strings.Contains(crashIn, `[]byte("bug")`) {
+		t.Errorf("failing input sent as %q, want []byte(\"bug\")", crashIn)
 	}
 }

@@ -29,6 +29,7 @@ export const StateBuilding = "building";
 export const StateFuzzing = "fuzzing";
 export const StateStopped = "stopped";
 export const StateError = "error";
+export const StateSkipped = "skipped";
 
 /** Position is a zero-based line and UTF-16 column, as in LSP. */
 export interface Position {
