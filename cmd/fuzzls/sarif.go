@@ -105,6 +105,7 @@ var failureKinds = map[string]string{
 	engine.KindExit:           "the process exited while running an input",
 	engine.KindHang:           "an input ran longer than the hang limit",
 	engine.KindOOM:            "an input used more memory than the limit",
+	engine.KindSlow:           "an input ran past the adaptive hang limit, then finished (a warning, not a failure)",
 }
 
 // writeSARIF writes the run's failures to path. root is the directory paths are
@@ -137,7 +138,7 @@ func sarifReport(root string, crashes []*engine.Crash) *sarifLog {
 	for _, k := range kinds {
 		r := sarifRule{ID: "fuzzls/" + k, Name: ruleName(k),
 			ShortDescription: sarifMessage{Text: failureKinds[k]}, FullDescription: sarifMessage{Text: failureKinds[k] + " (found by fuzzing)"}}
-		r.DefaultConfig.Level = "error"
+		r.DefaultConfig.Level = sarifLevel(k)
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, r)
 	}
 	for _, c := range crashes {
@@ -146,17 +147,28 @@ func sarifReport(root string, crashes []*engine.Crash) *sarifLog {
 	return &sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
 }
 
+// sarifLevel is a kind's level: a slow input is a warning, the rest errors.
+func sarifLevel(kind string) string {
+	if kind == engine.KindSlow {
+		return "warning"
+	}
+	return "error"
+}
+
 func sarifCrash(root string, c *engine.Crash) sarifResult {
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "%s: %s: %s\n\n", c.Target.Name, c.Kind, strings.TrimRight(c.Message, "\n"))
 	what := "Failing input"
-	if c.Minimized {
+	switch {
+	case c.Kind == engine.KindSlow:
+		what = "Slow input"
+	case c.Minimized:
 		what = "Minimized failing input"
 	}
 	fmt.Fprintf(&msg, "%s (testdata/fuzz/%s/%s):\n%s\n", what, c.Target.Name, replayName(c), c.Input)
 	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then go test -run=%s/%s\n",
 		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), c.Target.Name, replayName(c))
-	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: "error", Message: sarifMessage{Text: msg.String()},
+	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: sarifLevel(c.Kind), Message: sarifMessage{Text: msg.String()},
 		PartialFingerprints: map[string]string{"fuzzlsFailure/v1": c.ID}, BaselineState: "new"}
 	if c.Known {
 		res.BaselineState = "unchanged"
