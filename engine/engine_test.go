@@ -910,3 +910,59 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestManySeedsEachNew: 1,000 seeds of 512 bytes, each reaching a block of its
+// own, on two workers. Each worker reports every seed as new while it runs its
+// first corpus, and the coordinator forwards each to the other, which reads no
+// request before its first corpus is done: the coordinator must never wait on a
+// worker's pipe, or both wait on each other for good (expr's 19,546 seeds did).
+func TestManySeedsEachNew(t *testing.T) {
+	const n = 1000
+	dir := t.TempDir()
+	var src strings.Builder
+	src.WriteString("package big\n\nfunc Lookup(b []byte) int {\n\tif len(b) < 2 {\n\t\treturn -1\n\t}\n\tswitch int(b[0])<<8 | int(b[1]) {\n")
+	for i := range n {
+		fmt.Fprintf(&src, "\tcase %d:\n\t\treturn %d\n", i, i)
+	}
+	src.WriteString("\t}\n\treturn -1\n}\n")
+	test := fmt.Sprintf(`package big
+
+import "testing"
+
+func FuzzBig(f *testing.F) {
+	for i := range %d {
+		b := make([]byte, 512)
+		b[0], b[1] = byte(i>>8), byte(i)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { Lookup(b) })
+}
+`, n)
+	for name, data := range map[string]string{"go.mod": "module example.com/big\n\ngo 1.22\n", "big.go": src.String(), "big_test.go": test} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No cleanup closes this engine: one that waits for good must not hang the
+	// test's end too.
+	e := New(Options{CacheDir: t.TempDir(), Parallel: 2, FuzzTime: 2 * time.Second, MinimizeTime: time.Second}, func(Event) {})
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets: %v, %v", targets, err)
+	}
+	s := e.Start(targets[0])
+	done := make(chan error, 1)
+	go func() { done <- s.Wait() }()
+	select {
+	case err := <-done:
+		e.Close()
+		if err != nil {
+			t.Fatalf("session: %v", err)
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the session did not end 3 minutes after a 2 s fuzzing budget: coordinator and workers wait on each other")
+	}
+	if st := s.Stats(); st.Corpus < n {
+		t.Errorf("corpus of %d entries, want the %d seeds", st.Corpus, n)
+	}
+}

@@ -350,7 +350,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	}
 	s.syncPublish(en.Input)
 	for _, w := range others {
-		w.send(&fuzzrt.Request{Add: en})
+		w.post(&fuzzrt.Request{Add: en})
 	}
 }
 

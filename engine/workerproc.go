@@ -33,6 +33,15 @@ type workerProc struct {
 	// watched is closed when the watchdog goroutine, which reads mem, has returned.
 	watched chan struct{}
 
+	// The coordinator's loop hands requests to post without waiting: a goroutine
+	// writes them to the pipe. The loop must never block on a worker's pipe, for
+	// the worker may itself be blocked writing to us while our reader waits for
+	// the loop (20,000 seeds each finding coverage did that).
+	writeMu sync.Mutex // one request at a time on in
+	outMu   sync.Mutex
+	outbox  [][]byte
+	outWake chan struct{}
+
 	mu       sync.Mutex
 	busy     bool          // executing inputs (fuzzing or an Exec): the hang watchdog applies
 	hung     bool          // the watchdog sent SIGQUIT
@@ -86,7 +95,8 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 		cmd.Env = append(cmd.Env, fuzzrt.EnvMemLimit+"="+strconv.Itoa(rssLimitMB))
 	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(1 << 20),
-		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), rssLimit: int64(max(rssLimitMB, 0)) << 20}
+		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), outWake: make(chan struct{}, 1),
+		rssLimit: int64(max(rssLimitMB, 0)) << 20}
 	cmd.Stderr = w.stderr
 	err = cmd.Start()
 	// The child has its own copies of the pipe ends it uses.
@@ -101,6 +111,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 		return nil, err
 	}
 	go w.readMessages(outR)
+	go w.writeOutbox()
 	go w.watch(hw)
 	go func() {
 		err := cmd.Wait()
@@ -175,8 +186,49 @@ func (w *workerProc) send(r *fuzzrt.Request) error {
 	if err != nil {
 		return err
 	}
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
 	_, err = w.in.Write(append(data, '\n'))
 	return err
+}
+
+// post queues one request for the worker and returns at once; a worker that is
+// gone drops it (its death is reported through done).
+func (w *workerProc) post(r *fuzzrt.Request) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	w.outMu.Lock()
+	w.outbox = append(w.outbox, append(data, '\n'))
+	w.outMu.Unlock()
+	select {
+	case w.outWake <- struct{}{}:
+	default:
+	}
+}
+
+// writeOutbox writes the posted requests, in order, until the worker exits.
+func (w *workerProc) writeOutbox() {
+	for {
+		select {
+		case <-w.outWake:
+		case <-w.done:
+			return
+		}
+		w.outMu.Lock()
+		batch := w.outbox
+		w.outbox = nil
+		w.outMu.Unlock()
+		for _, data := range batch {
+			w.writeMu.Lock()
+			_, err := w.in.Write(data)
+			w.writeMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
 }
 
 func (w *workerProc) setBusy(b bool) {
