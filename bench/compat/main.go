@@ -122,6 +122,7 @@ type result struct {
 	Built    bool     `json:"built"`
 	Skipped  string   `json:"skipped,omitempty"` // why this Go version could not be used
 	Failures []string `json:"failures,omitempty"`
+	Baseline string   `json:"baseline,omitempty"` // go test's last "gathering baseline coverage: k/n"
 }
 
 type config struct {
@@ -332,9 +333,17 @@ func (c *config) runOne(ctx context.Context, t target, dir string, env []string,
 	}
 	var other []string // lines that are not fuzzls's events, or all of go test's
 	var failText string
+	started := false // go test printed its first status line
 	watched := watch(lines, func(l engines.Line) {
 		if r.Engine == "native" || !strings.HasPrefix(l.S, "{") {
 			other = append(other, l.S)
+		}
+		if r.Engine == "native" && strings.HasPrefix(l.S, "fuzz: elapsed: ") {
+			started = true
+			r.Baseline = ""
+			if _, b, ok := strings.Cut(l.S, "gathering baseline coverage: "); ok && !strings.Contains(b, "now fuzzing") {
+				r.Baseline, _, _ = strings.Cut(b, " ")
+			}
 		}
 		var ev struct{ Event, Kind, Message string }
 		if r.Engine == "fuzzls" && json.Unmarshal([]byte(l.S), &ev) == nil && ev.Event == "crash" {
@@ -358,7 +367,7 @@ func (c *config) runOne(ctx context.Context, t target, dir string, env []string,
 			r.Err = firstMeaningful(other, werr)
 		}
 	default:
-		r.Built = r.OwnCover != "" || failText != "" // a status line, or a failure
+		r.Built = started || failText != ""
 		if failText != "" {
 			r.Failures = []string{nativeKind(failText) + ": " + r.Failure}
 		} else if werr != nil && r.Flake == "" {
@@ -488,7 +497,7 @@ func (r result) summary() string {
 }
 
 func rate(r result) string {
-	if r.Fuzzed < 1 {
+	if r.Fuzzed < 1 || r.Execs == 0 && r.Baseline != "" {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f", float64(r.Execs)/r.Fuzzed)
@@ -542,6 +551,9 @@ func report(c *config, ts []target, versions []string, rs []result, took time.Du
 				}
 				for _, fl := range r.Failures {
 					notes = append(notes, fmt.Sprintf("%s, %s, %s found: %s", t.id(), v, eng, strings.ReplaceAll(fl, "|", `\|`)))
+				}
+				if r.Baseline != "" && len(r.Failures) == 0 {
+					notes = append(notes, fmt.Sprintf("%s, %s, %s: the time ran out while it was gathering baseline coverage (%s seeds run): it never fuzzed", t.id(), v, eng, strings.TrimSuffix(r.Baseline, ",")))
 				}
 				if r.Flake != "" {
 					notes = append(notes, fmt.Sprintf("%s, %s, %s: %s", t.id(), v, eng, r.Flake))
