@@ -173,6 +173,11 @@ func (c *Client) Initialize(dir string, opts map[string]any) error {
 // Command runs workspace/executeCommand with arg (if not nil) as its one
 // argument and returns the result.
 func (c *Client) Command(name string, arg any) (json.RawMessage, error) {
+	return c.CommandContext(c.Ctx, name, arg)
+}
+
+// CommandContext is Command with a context of the caller's (a timeout).
+func (c *Client) CommandContext(ctx context.Context, name string, arg any) (json.RawMessage, error) {
 	params := &protocol.ExecuteCommandParams{Command: name}
 	if arg != nil {
 		raw, err := json.Marshal(arg)
@@ -182,7 +187,7 @@ func (c *Client) Command(name string, arg any) (json.RawMessage, error) {
 		params.Arguments = []protocol.LSPAny{raw}
 	}
 	var res json.RawMessage
-	if err := protocol.Call(c.Ctx, c.Conn, protocol.MethodWorkspaceExecuteCommand, params, &res); err != nil {
+	if err := protocol.Call(ctx, c.Conn, protocol.MethodWorkspaceExecuteCommand, params, &res); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil

@@ -71,11 +71,13 @@ func (r *Raw) Response(id string, timeout time.Duration) (json.RawMessage, error
 			if !ok {
 				return nil, fmt.Errorf("the server closed its output before answering %s", id)
 			}
-			var v struct {
-				ID     *json.RawMessage `json:"id"`
-				Method string           `json:"method"`
+			// A map keeps an "id": null, which a pointer field would not tell
+			// from no id.
+			var v map[string]json.RawMessage
+			if json.Unmarshal(m, &v) != nil {
+				continue
 			}
-			if json.Unmarshal(m, &v) == nil && v.Method == "" && v.ID != nil && strings.TrimSpace(string(*v.ID)) == id {
+			if got, ok := v["id"]; ok && v["method"] == nil && strings.TrimSpace(string(got)) == id {
 				return m, nil
 			}
 		case <-deadline:

@@ -85,6 +85,16 @@ func Name(pid int) string {
 	return s[i+1 : j]
 }
 
+// Exe is the path of pid's executable ("" if it is gone or not readable),
+// without the " (deleted)" Linux adds when the file was replaced.
+func Exe(pid int) string {
+	p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(p, " (deleted)")
+}
+
 // parents maps every running (not zombie) process to its parent.
 func parents() map[int]int {
 	out := map[int]int{}
