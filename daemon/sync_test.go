@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -38,6 +39,43 @@ func TestSyncDirFailure(t *testing.T) {
 	c := p.client
 	testURI := string(uri.File(testGo))
 	c.await(t, "the synced failure's diagnostic", 2*time.Minute, func() bool {
+		return slices.ContainsFunc(c.diags[testURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
+	})
+}
+
+// TestImportedFailure: a libFuzzer crash file of the target's go-118-fuzz-build
+// harness, imported (as fuzzls import does) while the daemon fuzzes, becomes a
+// seed in testdata/fuzz, and its failure a diagnostic at its line.
+func TestImportedFailure(t *testing.T) {
+	requireEngine(t)
+	ws := copyDir(t, "../testdata/synced")
+	testGo := filepath.Join(ws, "synced_test.go")
+	line := lineOf(t, testGo, "MARK:gate")
+	p := startProcess(t)
+	cache := t.TempDir()
+	p.initialize(ws, map[string]any{"parallel": 1, "cacheDir": cache})
+	p.open(testGo)
+	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	c := p.client
+	c.await(t, "fuzzing", 2*time.Minute, func() bool {
+		return slices.ContainsFunc(p.status().Sessions, func(s fproto.SessionStatus) bool { return s.State == "fuzzing" })
+	})
+	// The harness's layout of one []byte: its length, big-endian, then the bytes.
+	crash := filepath.Join(t.TempDir(), "crash-0123")
+	os.WriteFile(crash, append([]byte{0, 0, 0, 17}, "sixteen-byte-keyx"...), 0o644)
+	e := engine.New(engine.Options{CacheDir: cache}, nil)
+	targets, err := e.Targets(p.ctx, ws, ".")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets: %v %v", targets, err)
+	}
+	got, err := e.ImportLibFuzzer(targets[0], []string{crash})
+	if err != nil || len(got) != 1 || got[0].Err != nil {
+		t.Fatalf("import: %v %+v", err, got)
+	}
+	testURI := string(uri.File(testGo))
+	c.await(t, "the imported failure's diagnostic", 2*time.Minute, func() bool {
 		return slices.ContainsFunc(c.diags[testURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
 	})
 }

@@ -66,9 +66,8 @@ func (s *Session) minimizeCorpus() (before, after int) {
 // MinimizeCorpus is `fuzzls cmin`: it builds t, runs every entry of its generated
 // corpus once to learn its coverage, and keeps only the entries needed for it.
 func (e *Engine) MinimizeCorpus(t Target) (before, after int, err error) {
-	s := newSession(e, t)
-	close(s.done)
-	if err := s.prepare(false); err != nil {
+	s, err := e.prepared(t)
+	if err != nil {
 		return 0, 0, err
 	}
 	r := &replayer{s: s}

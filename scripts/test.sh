@@ -25,9 +25,11 @@ for target in darwin/arm64 darwin/amd64 windows/amd64 linux/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
 done
 
-# Neovim drives the daemon in a test, as a second real LSP client.
-if ! command -v nvim >/dev/null; then
-  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim
+# Neovim drives the daemon in a test, as a second real LSP client; Debian's clang
+# (with libFuzzer) builds go-118-fuzz-build targets for the OSS-Fuzz round trip
+# (TestLibFuzzerRoundTrip, which fails in CI without it).
+if ! command -v nvim >/dev/null || ! command -v clang >/dev/null; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim clang
 fi
 
 # Every Go release the Go team supports: the machine's (1.26) and the current one,

@@ -2,6 +2,8 @@
 //
 //	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets headless (terminal, CI)
 //	fuzzls cmin [flags] [packages]   minimize the generated corpus of the targets
+//	fuzzls export [flags] [packages] what OSS-Fuzz / ClusterFuzzLite projects ship beside a fuzzer
+//	fuzzls import [flags] paths...   their crash files and corpora, as testdata/fuzz seeds
 //	fuzzls serve                     the LSP daemon, over stdin/stdout
 //	fuzzls version                   print fuzzls's and Go's versions
 //
@@ -49,6 +51,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdin, stdout, stderr)
 	case "cmin":
 		return cmin(args[1:], stdout, stderr)
+	case "export":
+		return export(args[1:], stdout, stderr)
+	case "import":
+		return importCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "fuzzls %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
@@ -65,6 +71,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
 	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets of packages (default ".")
 	fuzzls cmin [flags] [packages]   drop generated corpus entries that add no coverage
+	fuzzls export [flags] [packages] seed corpus zip, dictionary, options for OSS-Fuzz/ClusterFuzzLite
+	fuzzls import [flags] paths...   libFuzzer crash files or corpora of a target → testdata/fuzz seeds
 	fuzzls serve                     run the LSP daemon over stdin/stdout
 	fuzzls version                   print versions
 Run "fuzzls fuzz -h" for the fuzz flags.

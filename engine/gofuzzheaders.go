@@ -1,0 +1,222 @@
+package engine
+
+// The byte layout in which go-118-fuzz-build's harness (OSS-Fuzz's and
+// ClusterFuzzLite's compile_native_go_fuzzer_v2) turns a libFuzzer input into the
+// arguments of a Go fuzz function: go-fuzz-headers' consumer, taking one argument
+// after the other from the front of the input.
+//
+//	[]byte                  4-byte big-endian length n, then the bytes. n is taken
+//	                        modulo the bytes left after the length field unless it
+//	                        equals them; 0 stands for 30; none left is an error
+//	string                  4-byte big-endian length n, then n bytes; at least one
+//	                        byte must follow the length field, and n must fit
+//	int, int64, uint, uint64  8 bytes, then one byte: even = little-endian
+//	int16, uint16           2 bytes, then the endianness byte
+//	float32, float64        4 or 8 bytes, then the endianness byte
+//	int32 (rune), uint32    4 bytes big-endian
+//	int8, uint8 (byte)      1 byte
+//	bool                    1 byte: even = true
+//
+// Signed values are the unsigned ones converted. An input too short for the
+// arguments never reaches the fuzz function (the harness returns). Bytes left
+// over are ignored. Another layout (the toolchain's proposed libFuzzer mode) gets
+// a file of its own.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Big-endian, and the byte that says so (odd: not little-endian).
+const gfhBigEndian = 1
+
+// encodeGoFuzzHeaders lays out vals so that the harness decodes exactly them.
+// The arguments are laid out from the last: a []byte's length depends on how
+// many bytes follow it.
+func encodeGoFuzzHeaders(vals []any) []byte {
+	var out []byte // the encoding of vals[i+1:]
+	for i := len(vals) - 1; i >= 0; i-- {
+		var b []byte
+		switch v := vals[i].(type) {
+		case []byte:
+			b = gfhBytes(v, out)
+			if len(v) == 0 && len(out) == 0 {
+				out = []byte{0} // something must be left after the length
+			}
+		case string:
+			b = binary.BigEndian.AppendUint32(nil, uint32(len(v)))
+			b = append(b, v...)
+			if len(v) == 0 && len(out) == 0 {
+				out = []byte{0} // at least one byte must follow the length field
+			}
+		case bool:
+			b = []byte{1}
+			if v {
+				b[0] = 0
+			}
+		case int8:
+			b = []byte{byte(v)}
+		case uint8:
+			b = []byte{v}
+		case int16:
+			b = append(binary.BigEndian.AppendUint16(nil, uint16(v)), gfhBigEndian)
+		case uint16:
+			b = append(binary.BigEndian.AppendUint16(nil, v), gfhBigEndian)
+		case int32:
+			b = binary.BigEndian.AppendUint32(nil, uint32(v))
+		case uint32:
+			b = binary.BigEndian.AppendUint32(nil, v)
+		case int:
+			b = append(binary.BigEndian.AppendUint64(nil, uint64(v)), gfhBigEndian)
+		case int64:
+			b = append(binary.BigEndian.AppendUint64(nil, uint64(v)), gfhBigEndian)
+		case uint:
+			b = append(binary.BigEndian.AppendUint64(nil, uint64(v)), gfhBigEndian)
+		case uint64:
+			b = append(binary.BigEndian.AppendUint64(nil, v), gfhBigEndian)
+		case float32:
+			b = append(binary.BigEndian.AppendUint32(nil, math.Float32bits(v)), gfhBigEndian)
+		case float64:
+			b = append(binary.BigEndian.AppendUint64(nil, math.Float64bits(v)), gfhBigEndian)
+		default:
+			panic(fmt.Sprintf("go-fuzz-headers layout: unsupported type %T", v))
+		}
+		out = append(b, out...)
+	}
+	return out
+}
+
+// gfhBytes is a []byte's length field and bytes, given what follows them.
+func gfhBytes(v, rest []byte) []byte {
+	n := uint32(len(v))
+	if n == 0 {
+		// A length that is a multiple of the bytes left, and not equal to
+		// them, leaves none taken (encodeGoFuzzHeaders sees that one is left).
+		n = 2 * uint32(max(len(rest), 1))
+	}
+	return append(binary.BigEndian.AppendUint32(nil, n), v...)
+}
+
+var errGFHShort = errors.New("the input is too short for the arguments: the harness does not call the fuzz function")
+
+// decodeGoFuzzHeaders reads the arguments of types (as fuzzrt.TypeName spells
+// them) from data as the harness does.
+func decodeGoFuzzHeaders(data []byte, types []string) ([]any, error) {
+	d := gfhReader{data: data}
+	vals := make([]any, len(types))
+	for i, t := range types {
+		var v any
+		switch t {
+		case "[]uint8", "[]byte":
+			v = d.bytes()
+		case "string":
+			v = d.string()
+		case "bool":
+			v = d.byte()%2 == 0
+		case "int8":
+			v = int8(d.byte())
+		case "uint8", "byte":
+			v = d.byte()
+		case "int16":
+			v = int16(d.uint16())
+		case "uint16":
+			v = d.uint16()
+		case "int32", "rune":
+			v = int32(d.uint32())
+		case "uint32":
+			v = d.uint32()
+		case "int":
+			v = int(d.uint64())
+		case "int64":
+			v = int64(d.uint64())
+		case "uint":
+			v = uint(d.uint64())
+		case "uint64":
+			v = d.uint64()
+		case "float32":
+			v = math.Float32frombits(uint32(d.ordered(4)))
+		case "float64":
+			v = math.Float64frombits(d.ordered(8))
+		default:
+			return nil, fmt.Errorf("go-fuzz-headers layout: unsupported type %s", t)
+		}
+		if d.short {
+			return nil, errGFHShort
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
+// gfhReader consumes data from the front; short is set once a read fails.
+type gfhReader struct {
+	data  []byte
+	pos   int
+	short bool
+}
+
+func (d *gfhReader) take(n int) []byte {
+	if d.short || d.pos >= len(d.data) || len(d.data)-d.pos < n {
+		d.short = true
+		return make([]byte, n)
+	}
+	b := d.data[d.pos : d.pos+n]
+	d.pos += n
+	return b
+}
+
+func (d *gfhReader) byte() byte { return d.take(1)[0] }
+
+func (d *gfhReader) uint32() uint32 { return binary.BigEndian.Uint32(d.take(4)) }
+
+func (d *gfhReader) uint16() uint16 { return uint16(d.ordered(2)) }
+
+func (d *gfhReader) uint64() uint64 { return d.ordered(8) }
+
+// ordered reads n bytes and the byte that says their order.
+func (d *gfhReader) ordered(n int) uint64 {
+	b := d.take(n)
+	little := d.byte()%2 == 0
+	var v uint64
+	for i := range n {
+		if little {
+			v |= uint64(b[i]) << (8 * i)
+		} else {
+			v = v<<8 | uint64(b[i])
+		}
+	}
+	return v
+}
+
+func (d *gfhReader) bytes() []byte {
+	n := d.uint32()
+	if d.short {
+		return nil
+	}
+	if n == 0 {
+		n = 30
+	}
+	left := uint32(len(d.data) - d.pos)
+	if left == 0 {
+		d.short = true
+		return nil
+	}
+	if n != left {
+		n %= left
+	}
+	return append([]byte{}, d.take(int(n))...)
+}
+
+// gfhMaxStringAt: a string whose bytes start past this offset is refused.
+const gfhMaxStringAt = 2000000
+
+func (d *gfhReader) string() string {
+	n := d.uint32()
+	if d.short || d.pos >= len(d.data) || d.pos > gfhMaxStringAt || uint64(d.pos)+uint64(n) > uint64(len(d.data)) {
+		d.short = true
+		return ""
+	}
+	return string(d.take(int(n)))
+}

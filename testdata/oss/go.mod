@@ -1,0 +1,3 @@
+module example.com/oss
+
+go 1.22
