@@ -20,6 +20,7 @@ type Options struct {
 	Log          io.Writer     // progress and diagnostics for humans; nil discards
 	Dict         string        // a dictionary file (AFL/libFuzzer syntax) for every target
 	Nice         int           // workers' nice value (1 to 19), so that they yield the cores to the editor and builds; 0 = unchanged
+	Leaks        bool          // report inputs that leave goroutines blocked (KindLeak); costs a goroutine count per execution
 	// Sync is a directory shared with other fuzzls processes (sync.go): corpus
 	// entries and failures each found go there, under SyncName (default
 	// host-pid), and those of the others are taken up. Without SyncReplay a
@@ -65,6 +66,7 @@ const (
 	KindExit           = "exit"
 	KindHang           = "hang"
 	KindOOM            = "oom"
+	KindLeak           = "leak" // goroutines the input started stay blocked (Options.Leaks)
 	// KindSlow is no failure: an input that ran past the adaptive hang limit and
 	// then finished. A warning: it never fails a run nor counts in Stats.Crashes.
 	KindSlow = "slow"

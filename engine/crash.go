@@ -188,6 +188,23 @@ func classifyOutput(out string, u userFrames, pkgDir string) *failure {
 		f.locate(u)
 		return f
 	}
+	if msg, ok := strings.CutPrefix(out, fuzzrt.LeakPrefix); ok {
+		// The worker's own check: goroutines the input started stay blocked. The
+		// failure is where the first of them was started (its "created by"
+		// frame, the last), if that is the user's code.
+		f.kind = KindLeak
+		f.message, _, _ = strings.Cut(msg, "\n")
+		if gs := goroutines(msg); len(gs) > 0 {
+			f.frames = u.frames(gs[0])
+		}
+		if n := len(f.frames); n > 0 && u.is(f.frames[n-1].File) {
+			last := f.frames[n-1]
+			f.file, f.line, f.fn = last.File, last.Line, last.Function
+		} else {
+			f.locate(u)
+		}
+		return f
+	}
 	f.kind = KindError
 	var msgs []string
 	lines := strings.Split(out, "\n")

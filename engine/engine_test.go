@@ -966,3 +966,28 @@ func FuzzBig(f *testing.F) {
 		t.Errorf("corpus of %d entries, want the %d seeds", st.Corpus, n)
 	}
 }
+
+// TestLeaks: with Options.Leaks, an input that leaves a goroutine blocked on each
+// run is a leak at the line that starts it, minimized and not flaky; goroutines
+// that end soon after the input, or one started once per process, are no leak.
+func TestLeaks(t *testing.T) {
+	dir := copyTree(t, "../testdata/crashers")
+	s, _ := fuzzOnce(t, dir, "FuzzLeak", Options{Parallel: 1, Leaks: true, MinimizeTime: 5 * time.Second})
+	cs := s.Crashes()
+	if len(cs) != 1 {
+		t.Fatalf("FuzzLeak: %d crashes, want 1", len(cs))
+	}
+	file := filepath.Join(dir, "crashers.go")
+	if c := cs[0]; c.Kind != KindLeak || c.File != file || c.Line != markerLine(t, file, "MARK:leak") || c.Flaky || !c.Minimized {
+		t.Errorf("FuzzLeak: %s at %s:%d (flaky %v, minimized %v), want a minimized leak at MARK:leak\n%s", c.Kind, c.File, c.Line, c.Flaky, c.Minimized, c.Output)
+	}
+	for _, target := range []string{"FuzzLinger", "FuzzStartOnce"} {
+		s, _ := fuzzOnce(t, dir, target, Options{Parallel: 1, Leaks: true, FuzzExecs: 3000})
+		if cs := s.Crashes(); len(cs) != 0 {
+			t.Errorf("%s: %s reported: %s", target, cs[0].Kind, cs[0].Output)
+		}
+		if s.Stats().Execs < 3000 {
+			t.Errorf("%s: %d executions, want 3000", target, s.Stats().Execs)
+		}
+	}
+}

@@ -88,6 +88,9 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 		cmd.Env = append(cmd.Env, fuzzrt.EnvNice+"="+strconv.Itoa(o.Nice))
 		lowerPriority(cmd, o.Nice)
 	}
+	if o.Leaks {
+		cmd.Env = append(cmd.Env, fuzzrt.EnvLeaks+"=1")
+	}
 	if rssLimitMB > 0 {
 		// The worker checks what each execution allocates against the limit too:
 		// an allocation it never touches is not resident, so the watchdog below

@@ -49,8 +49,9 @@ func main() {
 	check(os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/trivial\n\ngo 1.26\n"), 0o644))
 	check(os.WriteFile(filepath.Join(dir, "trivial_test.go"), []byte(target), 0o644))
 
-	ours := fuzzlsRate(dir, *d, *parallel, false)
-	noCmp := fuzzlsRate(dir, *d, *parallel, true)
+	ours := fuzzlsRate(dir, *d, *parallel, engine.Options{})
+	noCmp := fuzzlsRate(dir, *d, *parallel, engine.Options{NoCmp: true})
+	leaks := fuzzlsRate(dir, *d, *parallel, engine.Options{Leaks: true})
 	fmt.Fprintln(os.Stderr, "warming go test -fuzz's instrumented build…")
 	nativeRate(dir, 2*time.Second, *parallel)
 	native := nativeRate(dir, *d, *parallel)
@@ -58,6 +59,7 @@ func main() {
 	fmt.Printf("\n%-22s %14s %14s\n", "engine", "execs/s", "per worker")
 	fmt.Printf("%-22s %14.0f %14.0f\n", "fuzzls", ours, ours/float64(*parallel))
 	fmt.Printf("%-22s %14.0f %14.0f\n", "fuzzls without cmp", noCmp, noCmp/float64(*parallel))
+	fmt.Printf("%-22s %14.0f %14.0f\n", "fuzzls -leaks", leaks, leaks/float64(*parallel))
 	fmt.Printf("%-22s %14.0f %14.0f\n", "go test -fuzz", native, native/float64(*parallel))
 	if native > 0 {
 		fmt.Printf("ratio fuzzls / go test -fuzz: %.2fx (goal: ≥ 2x per worker)\n", ours/native)
@@ -65,15 +67,20 @@ func main() {
 	if noCmp > 0 {
 		fmt.Printf("execs/s with comparison feedback / without: %.2f (noise on a shared machine is ±20%%)\n", ours/noCmp)
 	}
+	if ours > 0 {
+		fmt.Printf("execs/s with leak checks / without: %.2f\n", leaks/ours)
+	}
 }
 
-func fuzzlsRate(dir string, d time.Duration, parallel int, noCmp bool) float64 {
+// fuzzlsRate measures fuzzls's execs/s with opts (its feature switches) on the target in dir.
+func fuzzlsRate(dir string, d time.Duration, parallel int, opts engine.Options) float64 {
 	var mu sync.Mutex
 	var first, last *engine.Stats
 	cache, err := os.MkdirTemp("", "fuzzls-bench-cache-")
 	check(err)
 	defer os.RemoveAll(cache)
-	e := engine.New(engine.Options{CacheDir: cache, Parallel: parallel, FuzzTime: d + 2*time.Second, NoCmp: noCmp}, func(ev engine.Event) {
+	opts.CacheDir, opts.Parallel, opts.FuzzTime = cache, parallel, d+2*time.Second
+	e := engine.New(opts, func(ev engine.Event) {
 		if st, ok := ev.(*engine.StatsEvent); ok && st.Stats.Execs > 0 {
 			mu.Lock()
 			s := st.Stats

@@ -55,6 +55,7 @@ type runtimeState struct {
 	total    int
 	mem      *Mem
 	heap     *heapCheck // the memory limit, checked after each execution; nil (off) outside workers
+	leaks    *leakCheck // goroutine leaks, checked after each execution that passed; nil (off) unless asked
 	cmp      cmpState
 	hasCmp   bool
 
@@ -85,6 +86,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		setHeapFloor()
 		lowerPriority()
 		rt.heap = newHeapCheck()
+		rt.leaks = newLeakCheck()
 		sampleStacksOnQuit()
 	}
 	for _, p := range h.ExitHooks {

@@ -383,7 +383,11 @@ func (w *worker) run(vals []any) (string, time.Duration) {
 		return oom, dur
 	}
 	if err == nil {
-		return "", dur
+		return w.rt.leaks.check(func() {
+			if again, err := DecodeValues(w.enc); err == nil {
+				w.fn(corpusEntry{Values: again})
+			}
+		}), dur
 	}
 	if s := err.Error(); s != "" {
 		return s, dur

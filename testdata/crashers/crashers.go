@@ -57,6 +57,36 @@ func MapWrites(s string) {
 	}
 }
 
+// Leak starts a goroutine that waits on a channel nobody sends on: each call
+// leaves one more goroutine blocked for good.
+func Leak(s string) {
+	if trigger(s) {
+		ch := make(chan int)
+		go func() { // MARK:leak
+			<-ch
+		}()
+	}
+}
+
+// Linger starts a goroutine that ends soon after the call returns: no leak.
+func Linger(s string) {
+	if trigger(s) {
+		go time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var janitor sync.Once
+
+// StartOnce starts a goroutine that runs for good, once per process (as a pool
+// or a cache's janitor does): no leak.
+func StartOnce(s string) {
+	if trigger(s) {
+		janitor.Do(func() {
+			go func() { select {} }()
+		})
+	}
+}
+
 // Exit calls os.Exit.
 func Exit(s string) {
 	if trigger(s) {

@@ -35,6 +35,21 @@ func FuzzMapWrites(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { MapWrites(s) })
 }
 
+func FuzzLeak(f *testing.F) {
+	f.Add("boo")
+	f.Fuzz(func(t *testing.T, s string) { Leak(s) })
+}
+
+func FuzzLinger(f *testing.F) {
+	f.Add("boom")
+	f.Fuzz(func(t *testing.T, s string) { Linger(s) })
+}
+
+func FuzzStartOnce(f *testing.F) {
+	f.Add("boom")
+	f.Fuzz(func(t *testing.T, s string) { StartOnce(s) })
+}
+
 func FuzzExit(f *testing.F) {
 	f.Add("boo")
 	f.Fuzz(func(t *testing.T, s string) { Exit(s) })
