@@ -299,7 +299,7 @@ func restartResumes(c *run, n int) error {
 	if m := cacheCorpus(c); m < n {
 		return fmt.Errorf("the corpus lost files on the restart: %d, then %d", n, m)
 	}
-	c.note("corpus %d before the kill, %d entries after the restart", n, s.Corpus)
+	c.note("%d corpus files in the cache at the restart, %d entries loaded", n, s.Corpus)
 	return nil
 }
 
