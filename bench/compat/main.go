@@ -198,8 +198,10 @@ func main() {
 	versions := strings.Split(*goFlag, ",")
 	var results []result
 	started := time.Now()
-	for _, v := range versions {
-		for _, t := range chosen {
+	// target by target (both versions, both engines), so that an interrupted run
+	// still has whole rows
+	for _, t := range chosen {
+		for _, v := range versions {
 			if ctx.Err() != nil {
 				break
 			}
