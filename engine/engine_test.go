@@ -840,12 +840,59 @@ func TestOrphanTempDirs(t *testing.T) {
 // coordinator, maps every worker's shared memory), the engine says so once, and
 // fuzzing starts when room is made.
 func TestDiskFull(t *testing.T) {
+	for _, tc := range []struct{ dir, said string }{
+		{"tmp", "is full"},                // workers' shared memory
+		{"build", "building again every"}, // the build itself
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			full, filler := fullDisk(t)
+			dir := copyTree(t, "../testdata/crashers")
+			cache := t.TempDir()
+			if err := os.Symlink(full, filepath.Join(cache, tc.dir)); err != nil {
+				t.Fatal(err)
+			}
+			var log syncBuffer
+			e := New(Options{CacheDir: cache, Parallel: 1, Persistent: true, KeepFuzzing: true, Log: &log}, nil)
+			t.Cleanup(e.Close)
+			targets, err := e.Targets(t.Context(), dir, ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s *Session
+			for _, tg := range targets {
+				if tg.Name == "FuzzNoBug" {
+					s = e.Start(tg)
+				}
+			}
+			defer s.Stop()
+			for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), tc.said); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no word of the full disk; log:\n%s", log.String())
+				}
+			}
+			time.Sleep(4 * time.Second) // several tries
+			if n := strings.Count(log.String(), tc.said); n != 1 {
+				t.Errorf("the full disk was said %d times, want once:\n%s", n, log.String())
+			}
+			os.Remove(filler) // room, and no save: fuzzing starts by itself
+			for deadline := time.Now().Add(time.Minute); s.Stats().Execs == 0; time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no executions after room was made (state %s); log:\n%s", s.State(), log.String())
+				}
+			}
+		})
+	}
+}
+
+// fullDisk mounts a small tmpfs and fills it; it returns the mount point and the
+// file to remove to make room. It skips the test where it cannot mount (not root).
+func fullDisk(t *testing.T) (dir, filler string) {
 	full := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", full).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (not root?): %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", full).Run() })
-	filler := filepath.Join(full, "filler")
+	filler = filepath.Join(full, "filler")
 	f, err := os.Create(filler)
 	if err != nil {
 		t.Fatal(err)
@@ -856,41 +903,7 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	f.Close()
-
-	dir := copyTree(t, "../testdata/crashers")
-	cache := t.TempDir()
-	if err := os.Symlink(full, filepath.Join(cache, "tmp")); err != nil {
-		t.Fatal(err)
-	}
-	var log syncBuffer
-	e := New(Options{CacheDir: cache, Parallel: 1, Persistent: true, KeepFuzzing: true, Log: &log}, nil)
-	t.Cleanup(e.Close)
-	targets, err := e.Targets(t.Context(), dir, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s *Session
-	for _, tg := range targets {
-		if tg.Name == "FuzzNoBug" {
-			s = e.Start(tg)
-		}
-	}
-	defer s.Stop()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), "is full"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no word of the full disk; log:\n%s", log.String())
-		}
-	}
-	time.Sleep(3 * time.Second) // several ticks, each trying again
-	if n := strings.Count(log.String(), "is full"); n != 1 {
-		t.Errorf("the full disk was said %d times, want once:\n%s", n, log.String())
-	}
-	os.Remove(filler)
-	for deadline := time.Now().Add(time.Minute); s.Stats().Execs == 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no executions after room was made (state %s); log:\n%s", s.State(), log.String())
-		}
-	}
+	return full, filler
 }
 
 // syncBuffer is a log that a test reads while the engine writes it.

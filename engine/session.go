@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"sync"
 	"time"
 
@@ -252,12 +253,25 @@ const (
 	outFinished                // time or execution budget spent, or a failure without KeepFuzzing
 )
 
+// diskFullRetry is how often a build that failed on a full disk is tried again.
+const diskFullRetry = 3 * time.Second
+
+// diskFull reports whether err (from the file system, or the go command's
+// output) says the disk is full.
+func diskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "no space left on device") || strings.Contains(msg, "not enough space on the disk")
+}
+
 func (s *Session) run() {
 	defer close(s.done)
 	defer s.setState("stopped")
 	defer s.background.Wait()
 	o := s.e.opts
-	var rebuilt bool
+	var rebuilt, saidFull bool
 	for {
 		err := s.prepare(rebuilt)
 		if errors.Is(err, errStopped) {
@@ -274,13 +288,29 @@ func (s *Session) run() {
 			if !o.Persistent { // headless: a build error ends the run
 				return
 			}
+			// A full disk is no fault of the user's code and needs no save to
+			// be over: the build is tried again every few seconds.
+			var retry <-chan time.Time
+			if diskFull(err) {
+				if !saidFull {
+					saidFull = true
+					fmt.Fprintf(o.Log, "fuzzls: %s: the disk of the cache directory %s is full; building again every %v until there is room\n", s.target.Name, o.CacheDir, diskFullRetry)
+				}
+				retry = time.After(diskFullRetry)
+			}
 			select {
 			case <-s.stopCh:
 				return
 			case <-s.rebuildCh:
 				rebuilt = true
 				continue
+			case <-retry:
+				continue
 			}
+		}
+		if saidFull {
+			saidFull = false
+			fmt.Fprintf(o.Log, "fuzzls: %s: there is room in the cache directory again\n", s.target.Name)
 		}
 		s.mu.Lock()
 		s.err = nil
