@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -36,6 +37,8 @@ import (
 //	fuzztime D          the budget of both (default 60s for fail, else 3s)
 //	args A...           more fuzzls flags
 //	goarch A            only on GOARCH A (the case has assembly)
+//	gotest-want V C     go test of a Go version starting with V gives class C
+//	                    instead (a go test bug or change the case documents)
 //	gotest-no-line      go test's output does not say where it failed (os.Exit
 //	                    leaves no stack): its line is not looked for
 //	gotest-saved-passes the input go test saves passes under go test -run (a go
@@ -83,6 +86,7 @@ type confCase struct {
 	args     []string
 	savedOK  bool   // gotest-saved-passes
 	noLine   bool   // gotest-no-line
+	goWant   string // go test's class on this Go version, if gotest-want says so
 	file     string // the file with the "// FAIL" line, relative to the module
 	line     int
 }
@@ -130,6 +134,11 @@ func readCase(t *testing.T, file string) *confCase {
 			c.savedOK = true
 		case "gotest-no-line":
 			c.noLine = true
+		case "gotest-want":
+			v, class, _ := strings.Cut(arg, " ")
+			if strings.HasPrefix(goVersion(t), v) {
+				c.goWant = class
+			}
 		case "goarch":
 			if arg != runtime.GOARCH {
 				t.Skipf("only on %s", arg)
@@ -158,6 +167,20 @@ func readCase(t *testing.T, file string) *confCase {
 		t.Fatalf("%s: a failing case needs a line marked // FAIL", file)
 	}
 	return c
+}
+
+var goVersionOnce = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	return strings.TrimSpace(string(out)), err
+})
+
+// goVersion is the Go version go test runs with (GOTOOLCHAIN applies).
+func goVersion(t *testing.T) string {
+	v, err := goVersionOnce()
+	if err != nil {
+		t.Fatalf("go env GOVERSION: %v", err)
+	}
+	return v
 }
 
 // write makes a fresh copy of the case's module.
@@ -192,14 +215,21 @@ func (c *confCase) checkGoTest(t *testing.T) {
 			class = "fail"
 		}
 	}
-	if class != c.want {
-		t.Fatalf("go test: %s, want %s\n%s", class, c.want, out)
+	want := c.want
+	if c.goWant != "" {
+		want = c.goWant
+	}
+	if class != want {
+		t.Fatalf("go test (%s): %s, want %s\n%s", goVersion(t), class, want, out)
+	}
+	if want != c.want {
+		return
 	}
 	// A worker's death shows in go test's replay of the input it saved.
 	if m := regexp.MustCompile(`Failing input written to (testdata/fuzz/\S+)`).FindSubmatch(out); m != nil {
 		rcmd := exec.Command("go", "test", "-count=1", "-timeout=15s", "-run=^"+c.target+"$/^"+filepath.Base(string(m[1]))+"$", ".")
 		rcmd.Dir = dir
-		rcmd.Env = append(os.Environ(), "GOTRACEBACK=all") // a hang's timeout shows every goroutine
+		rcmd.Env = append(os.Environ(), "GOTRACEBACK=crash") // a hang's timeout shows every goroutine, running ones too
 		rout, err := rcmd.CombinedOutput()
 		if err == nil && !c.savedOK {
 			t.Errorf("go test's own saved input passes under go test -run:\n%s", rout)
@@ -283,7 +313,7 @@ func (c *confCase) checkFuzzls(t *testing.T, bin string) {
 	}
 	rcmd := exec.Command("go", "test", "-count=1", "-timeout=15s", "-run=^"+c.target+"$/^"+filepath.Base(path)+"$", ".")
 	rcmd.Dir = dir
-	rcmd.Env = append(os.Environ(), "GOTRACEBACK=all")
+	rcmd.Env = append(os.Environ(), "GOTRACEBACK=crash")
 	rout, err := rcmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("the saved input passes under go test:\n%s\n%s", data, rout)
