@@ -197,7 +197,8 @@ func (s *Session) syncRun(inputs []string) {
 		id := -s.sync.nextID // negative: no replayer uses those
 		s.sync.pending[id] = in
 		s.mu.Unlock()
-		ws[i%len(ws)].send(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: id, Input: in}})
+		// Posted, not sent: the coordinator never waits on a worker's pipe.
+		ws[i%len(ws)].post(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: id, Input: in}})
 	}
 }
 
