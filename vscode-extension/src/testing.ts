@@ -2,7 +2,8 @@
 // found by reading the workspace's _test.go files. The "Fuzz" run profile starts
 // the selected targets in the daemon (fuzzls.start) and stops them when the run is
 // cancelled (fuzzls.stop); a target's run ends when its session does (stopped
-// elsewhere, done, or gone with the daemon) and fails when it has crashes. The
+// elsewhere, done, or gone with the daemon) and fails when it has crashes (a slow
+// input is a warning), is skipped when the target skips itself. The
 // "Coverage" profile shows the last fuzzls/coverage of the targets in VS Code's
 // coverage UI.
 
@@ -10,7 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes } from './crashInput';
-import { CommandStart, CommandStop, StateError, StateFuzzing, StateStopped, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
+import { CommandStart, CommandStop, StateError, StateFuzzing, StateSkipped, StateStopped, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
 import { sessionLine } from './statusModel';
 import { findFuzzTargets } from './targets';
 import { toVscode } from './coverage';
@@ -142,7 +143,7 @@ export class FuzzTests implements vscode.Disposable {
 		const run = this.controller.createTestRun(req, 'Fuzz', false);
 		// present: the daemon's status listed the session; fuzzed: it was fuzzing once; last: its last status.
 		const pending = new Map<string, { item: vscode.TestItem; started: number; present: boolean; fuzzed: boolean; lastLog: number; last?: SessionStatus }>();
-		const running = (s: SessionStatus | undefined) => s !== undefined && s.state !== StateStopped && s.state !== StateError;
+		const running = (s: SessionStatus | undefined) => s !== undefined && s.state !== StateStopped && s.state !== StateError && s.state !== StateSkipped;
 		for (const it of this.targetsOf(req)) {
 			run.started(it);
 			try {
@@ -162,8 +163,11 @@ export class FuzzTests implements vscode.Disposable {
 			}
 			pending.delete(id);
 			const dur = Date.now() - p.started;
-			const cs = crashes().filter((c) => c.data.target.name === p.item.label && (!s || c.data.target.package === s.package));
-			if (s?.state === StateError || why) {
+			// A slow input is a warning, not a failure.
+			const cs = crashes().filter((c) => c.data.kind !== 'slow' && c.data.target.name === p.item.label && (!s || c.data.target.package === s.package));
+			if (s?.state === StateSkipped) {
+				run.skipped(p.item);
+			} else if (s?.state === StateError || why) {
 				run.errored(p.item, new vscode.TestMessage(s?.message || why || 'the session failed'), dur);
 			} else if (cs.length > 0 || (s?.crashes ?? 0) > 0) {
 				const msgs = cs.map((c) => {
