@@ -6,13 +6,14 @@ import (
 )
 
 // Hang limits when -timeout is not set. A target's inputs usually run in
-// microseconds; one still running after half a second is, for a fuzzer, a hang (or a
-// blow-up worth the same report), and saying so after 0.5 s rather than go test's
-// 10 s is most of the time to a hang. A target whose inputs are slow by nature gets
-// room in proportion: ten times its slowest input so far.
+// microseconds; one still running after half a second is a suspected hang. A target
+// whose inputs are slow by nature gets room in proportion: ten times its slowest
+// input so far. A suspected hang is one only if it is still running at go test's
+// bound, hangCap; one that finishes first was a slow input, which go test passes,
+// and is said as a warning (see hangWatch).
 const (
 	hangFloor   = 500 * time.Millisecond
-	hangCap     = 10 * time.Second // also the limit before any input has returned
+	hangCap     = 10 * time.Second // go test's bound; also the limit before any input has returned
 	hangSlowest = 10               // times the slowest execution that returned
 
 	// growthCap is the limit for an execution that is growing the worker's memory
@@ -30,7 +31,8 @@ type hangLimit struct {
 	slowest atomic.Int64 // nanoseconds; 0 = no execution has returned yet
 }
 
-// after is how long an execution may run before it is a hang.
+// after is how long an execution may run before it is a hang (-timeout), or a
+// suspected one (adaptive; see hangWatch).
 func (h *hangLimit) after() time.Duration {
 	if h.fixed > 0 {
 		return h.fixed

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"

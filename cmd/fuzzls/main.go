@@ -123,7 +123,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	var ft fuzztime
 	fs.Var(&ft, "fuzztime", "how long to fuzz each target: a duration (30s) or a number of executions (10000x); default: until a failure")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "worker processes in total")
-	timeout := fs.Duration("timeout", 0, "an input running longer than this is a hang (default: 10× the slowest input so far, between 0.5s and 10s)")
+	timeout := fs.Duration("timeout", 0, "an input running longer than this is a hang (default: past 10× the slowest input so far, at least 0.5s, a suspected hang, a hang if still running at 10s; one that finishes first is a slow input, a warning)")
 	minimizeTime := fs.Duration("minimizetime", 60*time.Second, "time to minimize each failure")
 	jsonOut := fs.Bool("json", false, "print events as JSON, one object a line")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
