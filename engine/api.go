@@ -36,6 +36,10 @@ type Options struct {
 	// code's literals: both only to measure what they bring.
 	NoCmp         bool
 	NoLiteralDict bool
+	// Focus names changed lines (e.g. from a git diff): the first build of each
+	// session directs fuzzing toward the blocks overlapping them, as a rebuild
+	// does toward the blocks an edit changed.
+	Focus *ChangedLines
 }
 
 // Target is one fuzz function found in a package's test files.
@@ -103,6 +107,7 @@ type Block struct {
 	StartCol  int    `json:"startCol"`
 	EndLine   int    `json:"endLine"`
 	EndCol    int    `json:"endCol"`
+	Changed   bool   `json:"changed,omitempty"` // new or changed since the previous build (focus.go)
 }
 
 // Stats is a snapshot of a session's progress.
@@ -115,6 +120,10 @@ type Stats struct {
 	Covered     int
 	Blocks      int
 	Crashes     int // distinct failures (a slow input is none)
+	// Changed blocks of this build (new or edited since the previous one, or
+	// in Options.Focus) and how many of them are reached.
+	Changed        int
+	ChangedReached int
 }
 
 // Event is what an Engine reports to its observer: one of *BuildEvent, *StatsEvent,

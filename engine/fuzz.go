@@ -87,9 +87,13 @@ func (s *Session) fuzz() outcome {
 				args.Corpus = append(args.Corpus, fuzzrt.Entry{Input: en.input})
 			}
 			s.workers = append(s.workers, w)
+			focus := s.focusLocked()
 			s.mu.Unlock()
 			w.setBusy(true)
 			w.send(&fuzzrt.Request{Fuzz: args})
+			if focus != nil {
+				w.send(&fuzzrt.Request{Focus: focus})
+			}
 			return w
 		}
 		e.sched.release()
@@ -172,6 +176,7 @@ func (s *Session) fuzz() outcome {
 		case <-syncTick:
 			s.syncRun(s.syncPull())
 		case <-tick.C:
+			s.broadcastFocus(s.updateFocus(false))
 			st := s.emitStats()
 			if st.Covered != lastCovered {
 				lastCovered = st.Covered
@@ -305,7 +310,7 @@ func (s *Session) mergeBaseline(cov []uint32) {
 // the corpus (saved to the cache) and go to the other workers.
 func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	s.mu.Lock()
-	added := false
+	added, changed := false, false
 	for _, c := range en.Cov {
 		i := int(c >> 8)
 		if i >= len(s.global) {
@@ -314,6 +319,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 		if b := uint8(c); b&^s.global[i] != 0 {
 			if s.global[i] == 0 && i < len(s.blocks) { // past the blocks: comparison sites
 				s.covered++
+				changed = changed || s.blocks[i].Changed
 			}
 			s.global[i] |= b
 			added = true
@@ -342,6 +348,9 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	first := !s.reported
 	s.reported = true
 	s.mu.Unlock()
+	if changed {
+		s.broadcastFocus(s.updateFocus(true))
+	}
 	if first { // the new build's first coverage: no need to wait for the tick
 		s.e.observe(&CoverageEvent{Target: s.target})
 	}

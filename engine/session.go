@@ -58,6 +58,7 @@ type Session struct {
 	skipped  string    // why the current build's target is skipped (see runSeeds); "" = it is not
 	hang     hangLimit // shared by the session's watchdogs
 	sync     syncState // the sync directory (sync.go)
+	focus    focusState
 }
 
 // entry is one corpus entry as the coordinator keeps it.
@@ -133,7 +134,8 @@ func (s *Session) Stats() Stats {
 }
 
 func (s *Session) statsLocked() Stats {
-	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks)}
+	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks),
+		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked()}
 	for _, c := range s.crashes {
 		if !c.Elsewhere {
 			st.Crashes++
@@ -395,6 +397,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	if d := nativeCacheDir(s.target); d != "" {
 		inputs = append(inputs, readCorpusDir(d, seeds.Types, e.opts.Log)...)
 	}
+	s.setFocus(bin)
 	s.mu.Lock()
 	s.bin, s.types, s.testdata = bin, seeds.Types, testdata
 	s.hang.reset()
@@ -407,6 +410,9 @@ func (s *Session) prepare(rebuilt bool) error {
 	s.blocks = make([]Block, len(bin.Blocks))
 	for i, b := range bin.Blocks {
 		s.blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
+	}
+	for _, c := range s.focus.changed {
+		s.blocks[c].Changed = true
 	}
 	s.global = make([]uint8, len(bin.Blocks)+bin.CmpCounters)
 	s.covered = 0

@@ -133,6 +133,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
 	ci := addCIFlags(fs)
+	focus := addFocusFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fuzzls fuzz [flags] [packages]")
 		fs.PrintDefaults()
@@ -163,6 +164,10 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
 		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}
 	ci.options(&opts)
+	if err := focus.options(&opts); err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		return 2
+	}
 	e := engine.New(opts, rep.Observe)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

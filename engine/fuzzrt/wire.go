@@ -23,6 +23,13 @@ type Request struct {
 	Add  *Entry    `json:"add,omitempty"`  // an entry another worker found
 	Exec *ExecArgs `json:"exec,omitempty"` // run one input (the loop pauses for it)
 	Stop bool      `json:"stop,omitempty"` // pause the loop; the worker stays ready for Exec
+	// Focus directs the loop toward changed code (engine/focus.go); an empty one clears it.
+	Focus *Focus `json:"focus,omitempty"`
+}
+
+// Focus is the counters whose entries get more energy and comparison rounds first.
+type Focus struct {
+	Counters []uint32 `json:"counters,omitempty"`
 }
 
 // FuzzArgs starts the loop from an initial corpus.

@@ -47,6 +47,9 @@ type corpusItem struct {
 	weight float64
 }
 
+// focusBoost multiplies the energy of entries that reach the focus.
+const focusBoost = 8
+
 type worker struct {
 	rt      *runtimeState
 	fn      func(corpusEntry) error
@@ -59,6 +62,8 @@ type worker struct {
 	corpus    []corpusItem
 	cum       []float64 // cumulative weights of corpus, for picking (see reweigh)
 	hits      []int32   // per counter: corpus entries reaching it
+	focus     []bool    // per counter: in the coordinator's focus (changed code); nil: none
+	focused   []int     // corpus entries reaching the focus (see reweigh)
 	mut       *Mutator
 	tokens    int // dictionary tokens added so far
 	cmpRounds int
@@ -111,6 +116,19 @@ func (w *worker) handle(r Request) {
 	switch {
 	case r.Stop:
 		w.mut = nil
+	case r.Focus != nil:
+		w.focus = nil
+		if len(r.Focus.Counters) > 0 {
+			w.focus = make([]bool, len(w.seen))
+			for _, c := range r.Focus.Counters {
+				if int(c) < len(w.focus) {
+					w.focus[c] = true
+				}
+			}
+		}
+		if w.mut != nil {
+			w.reweigh()
+		}
 	case r.Fuzz != nil:
 		w.startFuzzing(r.Fuzz)
 	case r.Add != nil:
@@ -179,7 +197,8 @@ func (w *worker) addItem(it corpusItem) {
 }
 
 // reweigh computes each entry's energy, an entropic-style score: entries that reach
-// blocks few other entries reach, small entries and fast ones are picked more often.
+// blocks few other entries reach, small entries and fast ones are picked more often,
+// and those reaching the focus focusBoost times more.
 func (w *worker) reweigh() {
 	var total time.Duration
 	timed := 0
@@ -206,13 +225,20 @@ func (w *worker) reweigh() {
 		}
 	}
 	w.cum = w.cum[:0]
+	w.focused = w.focused[:0]
+	focus := w.focus
 	sum := 0.0
 	for i := range w.corpus {
 		it := &w.corpus[i]
 		rare := 0.0
+		hot := false
 		for _, c := range it.cov {
-			if j := int(c >> 8); j < len(w.hits) && w.hits[j] > 0 {
+			j := int(c >> 8)
+			if j < len(w.hits) && w.hits[j] > 0 {
 				rare += 1 / float64(w.hits[j])
+			}
+			if focus != nil && j < len(focus) && focus[j] {
+				hot = true
 			}
 		}
 		size := ValuesSize(it.vals)
@@ -228,6 +254,10 @@ func (w *worker) reweigh() {
 			speed = min(2, max(0.25, float64(avg)/float64(it.dur)))
 		}
 		it.weight = (0.1 + rare) * sizeFactor * speed
+		if hot {
+			it.weight *= focusBoost
+			w.focused = append(w.focused, i)
+		}
 		sum += it.weight
 		w.cum = append(w.cum, sum)
 	}
@@ -260,8 +290,13 @@ func (w *worker) pick() int {
 //
 // Every other round records a freshly mutated input instead: a mutation that breaks
 // a checksum (or a length field) shows up as a comparison whose candidate repairs it.
+// While there is a focus, the entry is one that reaches it.
 func (w *worker) cmpRound() {
-	vals := w.corpus[w.pick()].vals
+	i := w.pick()
+	if len(w.focused) > 0 {
+		i = w.focused[w.mut.Intn(len(w.focused))]
+	}
+	vals := w.corpus[i].vals
 	if w.cmpRounds++; w.cmpRounds&1 == 0 {
 		vals = CloneValues(vals)
 		w.mut.Mutate(vals, w.maxLen)

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fuzzls.dev/fuzzls/instrument"
+)
+
+const focusV1 = `package p
+
+func A(x int) int {
+	if x > 10 {
+		return 1
+	}
+	return 0
+}
+
+func B(s string) int {
+	n := 0
+	for _, c := range s {
+		if c == ',' {
+			n++
+		}
+	}
+	return n
+}
+`
+
+// focusV2 moves A below B (moved code is not changed) and adds a branch to B.
+const focusV2 = `package p
+
+func B(s string) int {
+	n := 0
+	for _, c := range s {
+		if c == ',' {
+			n++
+		}
+	}
+	if strings.HasPrefix(s, "focus:") { // MARK:new
+		return 99
+	}
+	return n
+}
+
+func A(x int) int {
+	if x > 10 {
+		return 1
+	}
+	return 0
+}
+`
+
+// blocksOf writes src to file and returns a Binary with its blocks.
+func blocksOf(t *testing.T, file, src string) *instrument.Binary {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, blocks, err := instrument.RewriteFile(file, []byte(src), "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := &instrument.Binary{Files: []string{file}}
+	for _, b := range blocks {
+		bin.Blocks = append(bin.Blocks, instrument.Block{File: 0, CoverBlock: b})
+	}
+	return bin
+}
+
+func TestChangedBlocks(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "p.go")
+	v1 := blocksOf(t, file, focusV1)
+	_, prev := blockTexts(v1)
+	v2 := blocksOf(t, file, focusV2)
+	texts, _ := blockTexts(v2)
+	changed := changedBlocks(v2, texts, prev, nil)
+	mark := markerLine(t, file, "MARK:new")
+	var lines []int
+	for _, c := range changed {
+		lines = append(lines, v2.Blocks[c].StartLine)
+		if b := v2.Blocks[c]; b.StartLine > mark+2 || b.EndLine < mark-1 {
+			t.Errorf("block %d (%d:%d-%d:%d, %q) is changed; the edit is at line %d", c, b.StartLine, b.StartCol, b.EndLine, b.EndCol, texts[c], mark)
+		}
+	}
+	if len(changed) == 0 {
+		t.Fatal("no changed block")
+	}
+	// Those of A, which moved, are not; the new branch's body is.
+	body := false
+	for _, c := range changed {
+		body = body || strings.Contains(texts[c], "return 99")
+	}
+	if !body {
+		t.Errorf("the new branch's body is not among the changed blocks (starting at lines %v)", lines)
+	}
+	// Its function is B: every block of B, none of A.
+	for k, fn := range functionBlocks(v2, changed) {
+		for _, b := range fn {
+			if l := v2.Blocks[b].StartLine; l < 3 || l > 14 {
+				t.Errorf("changed block %d: its function holds the block at line %d, outside B", changed[k], l)
+			}
+		}
+	}
+	// Nothing is changed against itself; the lines of a diff mark what they overlap.
+	if c := changedBlocks(v2, texts, blockTextsSet(v2), nil); len(c) != 0 {
+		t.Errorf("a build against itself has changed blocks %v", c)
+	}
+	c := changedBlocks(v2, texts, nil, map[string][]LineRange{file: {{mark + 1, mark + 1}}})
+	if len(c) != 1 || !strings.Contains(texts[c[0]], "return 99") {
+		t.Errorf("line %d marks blocks %v, want the one of `return 99`", mark+1, c)
+	}
+}
+
+func blockTextsSet(bin *instrument.Binary) map[string]map[string]int {
+	_, set := blockTexts(bin)
+	return set
+}
+
+const focusPkgV1 = `package p
+
+// Parse counts the fields of a record.
+func Parse(data []byte) int {
+	if len(data) < 2 {
+		return 0
+	}
+	switch data[0] {
+	case 'a':
+		return fields(data[1:])
+	case 'b':
+		return 2
+	}
+	return 1
+}
+
+func fields(d []byte) int {
+	n := 1
+	for _, c := range d {
+		if c == ',' {
+			n++
+		}
+	}
+	return n
+}
+`
+
+const focusPkgTest = `package p
+
+import "testing"
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("b1"))
+	f.Fuzz(func(t *testing.T, data []byte) { Parse(data) })
+}
+`
+
+// TestFocusReachesEdit: a session fuzzes a package, an edit adds a branch behind a
+// comparison in a function only some inputs reach, and after the rebuild the
+// session counts the new blocks as changed, directs its workers to them and
+// reaches them within a small budget of executions.
+func TestFocusReachesEdit(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{"go.mod": "module example.com/p\n\ngo 1.22\n", "p.go": focusPkgV1, "p_test.go": focusPkgTest} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, Persistent: true, KeepFuzzing: true, MinimizeTime: time.Second}, nil)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, "./...")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets %v, %v", targets, err)
+	}
+	s := e.Start(targets[0])
+	defer s.Stop()
+	await := func(what string, cond func(Stats) bool) Stats {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if st := s.Stats(); s.State() == "fuzzing" && cond(st) {
+				return st
+			}
+		}
+		t.Fatalf("%s: not within 2 minutes (state %s, stats %+v)", what, s.State(), s.Stats())
+		return Stats{}
+	}
+	st := await("first build fuzzing", func(st Stats) bool { return st.Execs > 20000 })
+	if st.Changed != 0 {
+		t.Errorf("first build: %d changed blocks, want 0", st.Changed)
+	}
+	v2 := strings.Replace(focusPkgV1, "	n := 1\n", "	n := 1\n\tif len(d) > 8 && string(d[:8]) == \"focus:on\" { // MARK:new\n\t\treturn -1\n\t}\n", 1)
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(v2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Rebuild()
+	st = await("rebuilt", func(st Stats) bool { return st.Changed > 0 })
+	base := st.Execs
+	st = await("every changed block reached", func(st Stats) bool { return st.ChangedReached == st.Changed })
+	t.Logf("changed %d blocks, all reached after %d executions", st.Changed, st.Execs-base)
+	if st.Execs-base > 2_000_000 {
+		t.Errorf("the new branch took %d executions", st.Execs-base)
+	}
+	mark := markerLine(t, filepath.Join(dir, "p.go"), "MARK:new")
+	blocks, hit := s.Coverage()
+	found := false
+	for i, b := range blocks {
+		if b.StartLine == mark+1 || b.StartLine == mark && b.EndLine > mark {
+			found = found || b.Changed && hit[i]
+		}
+		// The edit splits the block it lands in: what follows the new branch
+		// (line mark+3) is a block of its own, whose text is new too.
+		if b.Changed && (b.StartLine < mark-2 || b.StartLine > mark+3) {
+			t.Errorf("block at line %d is changed; the edit is at lines %d-%d", b.StartLine, mark, mark+2)
+		}
+	}
+	if !found {
+		t.Errorf("no changed, reached block at the new branch (line %d)", mark+1)
+	}
+}
