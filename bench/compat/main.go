@@ -91,27 +91,28 @@ func path(mod, pkg string) string {
 }
 
 // The set: parsers, codecs, compression, crypto, network protocols, template and
-// expression engines, the standard library. Each target's presence at its pinned
+// expression engines, the standard library; in an order that mixes the kinds, so
+// that a run cut short still has some of each. Each target's presence at its pinned
 // version is checked before the runs (go test -list).
 var suite = []target{
-	{"github.com/pelletier/go-toml/v2", "v2.4.3", ".", "FuzzUnmarshal", "parser (TOML)"},
-	{"github.com/BurntSushi/toml", "v1.6.0", ".", "FuzzDecode", "parser (TOML)"},
-	{"github.com/Masterminds/semver/v3", "v3.5.0", ".", "FuzzNewConstraint", "parser (version constraints)"},
 	{"github.com/google/uuid", "v1.6.0", ".", "FuzzParse", "parser (UUID; go.mod without a go line)"},
-	{"github.com/yuin/goldmark", "v1.8.7", "fuzz", "FuzzDefault", "parser (Markdown)"},
-	{"github.com/gomarkdown/markdown", "v0.0.0-20261107153045-a51d70be185e", ".", "FuzzCommonMark", "parser (Markdown)"},
-	{"github.com/hashicorp/hcl/v2", "v2.25.0", "hclsyntax/fuzz", "FuzzParseTemplate", "template engine (HCL templates)"},
+	{"std", "", "net/netip", "FuzzParse", "std (parser; dot import)"},
+	{"filippo.io/age", "v1.3.2", "internal/format", "FuzzMalleability", "crypto (age header; go.mod toolchain go1.27.0)"},
+	{"golang.org/x/net", "v0.63.0", "dns/dnsmessage", "FuzzUnpackPack", "network protocol (DNS messages)"},
 	{"github.com/expr-lang/expr", "v1.17.8", "test/fuzz", "FuzzExpr", "expression engine (dot imports)"},
+	{"github.com/hashicorp/hcl/v2", "v2.25.0", "hclsyntax/fuzz", "FuzzParseTemplate", "template engine (HCL templates)"},
+	{"std", "", "archive/tar", "FuzzReader", "std (codec)"},
+	{"github.com/ProtonMail/go-crypto", "v1.5.2", "openpgp/packet", "FuzzPackets", "crypto (OpenPGP packets)"},
+	{"github.com/go-sql-driver/mysql", "v1.11.0", ".", "FuzzReadHandshakePacket", "network protocol (MySQL handshake)"},
+	{"github.com/pierrec/lz4/v4", "v4.1.34", ".", "FuzzReader", "compression (LZ4 frames)"},
+	{"github.com/yuin/goldmark", "v1.8.7", "fuzz", "FuzzDefault", "parser (Markdown)"},
+	{"github.com/Masterminds/semver/v3", "v3.5.0", ".", "FuzzNewConstraint", "parser (version constraints)"},
+	{"golang.org/x/net", "v0.63.0", "quic", "FuzzFrameDecode", "network protocol (QUIC frames)"},
+	{"github.com/gomarkdown/markdown", "v0.0.0-20261107153045-a51d70be185e", ".", "FuzzCommonMark", "parser (Markdown)"},
 	{"github.com/klauspost/compress", "v1.20.5", "zstd", "FuzzDecodeAll", "compression (zstd; seeds of ~10 MB)"},
 	{"github.com/klauspost/compress", "v1.20.5", "s2", "FuzzDecodeBlock", "compression (S2; seeds of ~37 MB)"},
-	{"github.com/pierrec/lz4/v4", "v4.1.34", ".", "FuzzReader", "compression (LZ4 frames)"},
-	{"filippo.io/age", "v1.3.2", "internal/format", "FuzzMalleability", "crypto (age header; go.mod toolchain go1.27.0)"},
-	{"github.com/ProtonMail/go-crypto", "v1.5.2", "openpgp/packet", "FuzzPackets", "crypto (OpenPGP packets)"},
-	{"golang.org/x/net", "v0.63.0", "dns/dnsmessage", "FuzzUnpackPack", "network protocol (DNS messages)"},
-	{"golang.org/x/net", "v0.63.0", "quic", "FuzzFrameDecode", "network protocol (QUIC frames)"},
-	{"github.com/go-sql-driver/mysql", "v1.11.0", ".", "FuzzReadHandshakePacket", "network protocol (MySQL handshake)"},
-	{"std", "", "archive/tar", "FuzzReader", "std (codec)"},
-	{"std", "", "net/netip", "FuzzParse", "std (parser; dot import)"},
+	{"github.com/pelletier/go-toml/v2", "v2.4.3", ".", "FuzzUnmarshal", "parser (TOML)"},
+	{"github.com/BurntSushi/toml", "v1.6.0", ".", "FuzzDecode", "parser (TOML)"},
 }
 
 // result is one engine's run on one target and Go version.
@@ -216,6 +217,9 @@ func main() {
 				}
 				if skipped == "" {
 					c.runOne(ctx, t, dir, env, &r)
+				}
+				if ctx.Err() != nil {
+					break // cut short: not a result
 				}
 				logf("%-45s %-9s %-6s %s", t.id(), v, eng, r.summary())
 				results = append(results, r)
@@ -523,8 +527,8 @@ func report(c *config, ts []target, versions []string, rs []result, took time.Du
 	}
 	var notes []string
 	var broken []string // targets go test fuzzes and fuzzls does not
-	for _, v := range versions {
-		for _, t := range ts {
+	for _, t := range ts {
+		for _, v := range versions {
 			f, fok := by[t.id()+" "+v+" fuzzls"]
 			n, nok := by[t.id()+" "+v+" native"]
 			if !fok && !nok {
