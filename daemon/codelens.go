@@ -131,7 +131,7 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 	return lenses, nil
 }
 
-// stopTitle is "■ Stop · 12.3k execs/s · 87/120 blocks · 2 crashes".
+// stopTitle is "■ Stop · 12.3k execs/s · 87/120 blocks · changed: 5/7 blocks reached · 2 crashes".
 func stopTitle(sess *session) string {
 	parts := []string{"■ Stop"}
 	switch sess.fs.State() {
@@ -144,6 +144,9 @@ func stopTitle(sess *session) string {
 	default:
 		st := sess.fs.Stats()
 		parts = append(parts, humanRate(st.ExecsPerSec)+" execs/s", fmt.Sprintf("%d/%d blocks", st.Covered, st.Blocks))
+		if st.Changed > 0 {
+			parts = append(parts, fmt.Sprintf("changed: %d/%d blocks reached", st.ChangedReached, st.Changed))
+		}
 		switch st.Crashes {
 		case 0:
 		case 1:

@@ -66,9 +66,12 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 			continue
 		}
 		r := fproto.Range{Start: toFProto(m.enginePosition(b.StartLine, b.StartCol)), End: toFProto(m.enginePosition(b.EndLine, b.EndCol))}
-		if i < len(hit) && hit[i] {
+		switch {
+		case i < len(hit) && hit[i]:
 			fc.Covered = append(fc.Covered, r)
-		} else {
+		case b.Changed:
+			fc.UncoveredChanged = append(fc.UncoveredChanged, r)
+		default:
 			fc.Uncovered = append(fc.Uncovered, r)
 		}
 	}

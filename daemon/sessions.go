@@ -439,6 +439,7 @@ func (s *server) status() fproto.StatusParams {
 			State: sess.fs.State(),
 			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus,
 			Covered: st.Covered, Blocks: st.Blocks, Crashes: st.Crashes,
+			Changed: st.Changed, ChangedReached: st.ChangedReached,
 		}
 		s.mu.Lock()
 		if be := s.buildErrs[t.Package]; be != nil {

@@ -61,6 +61,9 @@ type FileCoverage struct {
 	URI       string  `json:"uri"`
 	Covered   []Range `json:"covered"`
 	Uncovered []Range `json:"uncovered"`
+	// UncoveredChanged are the blocks not reached yet that the last save (or
+	// fuzzls fuzz -focus) changed: drawn apart from Uncovered, which leaves them out.
+	UncoveredChanged []Range `json:"uncoveredChanged,omitempty"`
 }
 
 // CoverageParams is the payload of fuzzls/coverage.
@@ -82,6 +85,10 @@ type SessionStatus struct {
 	Blocks      int     `json:"blocks"`
 	Crashes     int     `json:"crashes"`
 	Message     string  `json:"message,omitempty"`
+	// Changed blocks of the current build (new or edited by the last save) and
+	// how many of them fuzzing has reached; fuzzing is directed at them first.
+	Changed        int `json:"changed,omitempty"`
+	ChangedReached int `json:"changedReached,omitempty"`
 }
 
 // StatusParams is the payload of fuzzls/status and the result of fuzzls.status.

@@ -1,7 +1,9 @@
 // Live coverage highlights: the ranges of fuzzls/coverage drawn with editor
 // decorations (background and/or gutter, per fuzzls.coverageDecorator, always in
 // the overview ruler), moved with the text while the user edits and replaced by
-// the next notification. fuzzls.toggleCoverage hides and shows them.
+// the next notification. The uncovered blocks the last save changed (fuzzing is
+// directed at them) are drawn apart: the uncovered look with a dashed warning-coloured
+// border. fuzzls.toggleCoverage hides and shows them.
 
 import * as vscode from 'vscode';
 import { coverageDecorator, type CoverageDecorator } from './config';
@@ -13,6 +15,7 @@ const visibleKey = 'fuzzls.coverageVisible';
 export class CoverageDecorations implements vscode.Disposable {
 	private covered!: vscode.TextEditorDecorationType;
 	private uncovered!: vscode.TextEditorDecorationType;
+	private uncoveredChanged!: vscode.TextEditorDecorationType;
 	private decorator: CoverageDecorator | undefined;
 	private visible: boolean;
 	private readonly disposables: vscode.Disposable[] = [];
@@ -35,8 +38,7 @@ export class CoverageDecorations implements vscode.Disposable {
 			}),
 			vscode.workspace.onDidChangeConfiguration((e) => {
 				if (e.affectsConfiguration('fuzzls.coverageDecorator')) {
-					this.covered.dispose();
-					this.uncovered.dispose();
+					this.disposeTypes();
 					this.createTypes(coverageDecorator(ctx.config()));
 					this.renderAll();
 				}
@@ -76,6 +78,17 @@ export class CoverageDecorations implements vscode.Disposable {
 			overviewRulerLane: vscode.OverviewRulerLane.Right,
 			rangeBehavior: vscode.DecorationRangeBehavior.ClosedOpen,
 		});
+		const changedColor = new vscode.ThemeColor('editorWarning.foreground');
+		this.uncoveredChanged = vscode.window.createTextEditorDecorationType({
+			backgroundColor: highlight ? d.uncoveredHighlightColor : undefined,
+			border: '1px dashed',
+			borderColor: changedColor,
+			gutterIconPath: gutter ? media('uncovered.svg') : undefined,
+			gutterIconSize: 'contain',
+			overviewRulerColor: changedColor,
+			overviewRulerLane: vscode.OverviewRulerLane.Right,
+			rangeBehavior: vscode.DecorationRangeBehavior.ClosedOpen,
+		});
 		this.decorator = d;
 	}
 
@@ -98,16 +111,25 @@ export class CoverageDecorations implements vscode.Disposable {
 		if (!this.visible || !d) {
 			ed.setDecorations(this.covered, []);
 			ed.setDecorations(this.uncovered, []);
+			ed.setDecorations(this.uncoveredChanged, []);
 			return;
 		}
 		const fr = this.ctx.coverage.forFile(ed.document.uri.toString());
 		ed.setDecorations(this.covered, d.showCovered ? fr.covered.map(toVscode) : []);
 		ed.setDecorations(this.uncovered, d.showUncovered ? fr.uncovered.map(toVscode) : []);
+		// Changed code is what the user is working on: shown even when the
+		// decorator hides the other uncovered blocks.
+		ed.setDecorations(this.uncoveredChanged, fr.uncoveredChanged.map(toVscode));
+	}
+
+	private disposeTypes(): void {
+		this.covered.dispose();
+		this.uncovered.dispose();
+		this.uncoveredChanged.dispose();
 	}
 
 	dispose(): void {
-		this.covered.dispose();
-		this.uncovered.dispose();
+		this.disposeTypes();
 		this.visibilityEmitter.dispose();
 		for (const x of this.disposables) {
 			x.dispose();

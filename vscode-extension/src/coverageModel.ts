@@ -8,6 +8,8 @@ import { applyChanges, comparePositions, type TextChange } from './rangeShift';
 export interface FileRanges {
 	covered: Range[];
 	uncovered: Range[];
+	/** Blocks the last save changed that no input reached yet (not in uncovered). */
+	uncoveredChanged: Range[];
 }
 
 export function targetKey(t: TargetID): string {
@@ -40,7 +42,11 @@ export class CoverageModel {
 		const files = new Map<string, FileRanges>();
 		for (const f of params.files ?? []) {
 			const uri = this.normalize(f.uri);
-			files.set(uri, { covered: (f.covered ?? []).slice(), uncovered: (f.uncovered ?? []).slice() });
+			files.set(uri, {
+				covered: (f.covered ?? []).slice(),
+				uncovered: (f.uncovered ?? []).slice(),
+				uncoveredChanged: (f.uncoveredChanged ?? []).slice(),
+			});
 			touched.add(uri);
 		}
 		this.byTarget.set(key, { target: params.target, files });
@@ -52,11 +58,12 @@ export class CoverageModel {
 		let any = false;
 		for (const { files } of this.byTarget.values()) {
 			const fr = files.get(uri);
-			if (!fr || (fr.covered.length === 0 && fr.uncovered.length === 0)) {
+			if (!fr || (fr.covered.length === 0 && fr.uncovered.length === 0 && fr.uncoveredChanged.length === 0)) {
 				continue;
 			}
 			fr.covered = applyChanges(fr.covered, changes);
 			fr.uncovered = applyChanges(fr.uncovered, changes);
+			fr.uncoveredChanged = applyChanges(fr.uncoveredChanged, changes);
 			any = true;
 		}
 		return any;
@@ -64,11 +71,13 @@ export class CoverageModel {
 
 	/**
 	 * forFile merges the targets that instrument uri: a block reached by any target
-	 * is covered; one no target reached is uncovered.
+	 * is covered; one no target reached is uncovered, and uncoveredChanged if a
+	 * target's build counts it as changed by the last save.
 	 */
 	forFile(uri: string): FileRanges {
 		const covered = new Map<string, Range>();
 		const uncovered = new Map<string, Range>();
+		const changed = new Map<string, Range>();
 		for (const { files } of this.byTarget.values()) {
 			const fr = files.get(uri);
 			if (!fr) {
@@ -80,11 +89,22 @@ export class CoverageModel {
 			for (const r of fr.uncovered) {
 				uncovered.set(rangeKey(r), r);
 			}
+			for (const r of fr.uncoveredChanged) {
+				changed.set(rangeKey(r), r);
+			}
 		}
 		for (const k of covered.keys()) {
 			uncovered.delete(k);
+			changed.delete(k);
 		}
-		return { covered: sortRanges([...covered.values()]), uncovered: sortRanges([...uncovered.values()]) };
+		for (const k of changed.keys()) {
+			uncovered.delete(k);
+		}
+		return {
+			covered: sortRanges([...covered.values()]),
+			uncovered: sortRanges([...uncovered.values()]),
+			uncoveredChanged: sortRanges([...changed.values()]),
+		};
 	}
 
 	/** files returns the coverage of one target, by file URI. */

@@ -58,6 +58,11 @@ export interface FileCoverage {
 	uri: string;
 	covered: Range[] | null;
 	uncovered: Range[] | null;
+	/**
+	 * UncoveredChanged are the blocks not reached yet that the last save (or
+	 * fuzzls fuzz -focus) changed: drawn apart from Uncovered, which leaves them out.
+	 */
+	uncoveredChanged?: Range[] | null;
 }
 
 /** CoverageParams is the payload of fuzzls/coverage. */
@@ -79,6 +84,12 @@ export interface SessionStatus {
 	blocks: number;
 	crashes: number;
 	message?: string;
+	/**
+	 * Changed blocks of the current build (new or edited by the last save) and
+	 * how many of them fuzzing has reached; fuzzing is directed at them first.
+	 */
+	changed?: number;
+	changedReached?: number;
 }
 
 /** StatusParams is the payload of fuzzls/status and the result of fuzzls.status. */

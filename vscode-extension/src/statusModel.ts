@@ -76,6 +76,9 @@ export function sessionLine(x: SessionStatus): string {
 	if (x.blocks > 0) {
 		parts.push(`${x.covered}/${x.blocks} blocks`);
 	}
+	if (x.changed) {
+		parts.push(`changed: ${x.changedReached ?? 0}/${x.changed} blocks reached`);
+	}
 	parts.push(`corpus ${x.corpus}`);
 	if (x.crashes > 0) {
 		parts.push(plural(x.crashes, 'crash'));

@@ -253,7 +253,7 @@ export class FuzzTests implements vscode.Disposable {
 				for (const [uri, fr] of this.ctx.coverage.files(id)) {
 					const m = perFile.get(uri) ?? new Map<string, vscode.StatementCoverage>();
 					perFile.set(uri, m);
-					for (const [list, hit] of [[fr.covered, true], [fr.uncovered, false]] as const) {
+					for (const [list, hit] of [[fr.covered, true], [fr.uncovered, false], [fr.uncoveredChanged, false]] as const) {
 						for (const r of list) {
 							const k = `${r.start.line}:${r.start.character}-${r.end.line}:${r.end.character}`;
 							const prev = m.get(k);

@@ -43,6 +43,7 @@ describe('formatRate', () => {
 describe('sessionLine and byPackage', () => {
 	it('describes a session', () => {
 		assert.equal(sessionLine(s({ execsPerSec: 1500, covered: 87, blocks: 120, corpus: 14, crashes: 2 })), 'FuzzEval: fuzzing · 1.5k execs/s · 87/120 blocks · corpus 14 · 2 crashes');
+		assert.equal(sessionLine(s({ execsPerSec: 1500, covered: 87, blocks: 120, corpus: 14, changed: 7, changedReached: 5 })), 'FuzzEval: fuzzing · 1.5k execs/s · 87/120 blocks · changed: 5/7 blocks reached · corpus 14');
 	});
 	it('groups and sorts', () => {
 		const m = byPackage({ sessions: [s({ package: 'b', name: 'Z' }), s({ package: 'a', name: 'Y' }), s({ package: 'b', name: 'X' })] });
