@@ -29,11 +29,12 @@ func TestChangedBlocksLens(t *testing.T) {
 	w.save(t, w.calcGo, edited)
 	body := uint32(lineOf(t, w.calcGo, "MARK:new")) // 0-based line of `return 42, nil`
 	var ss fproto.SessionStatus
+	nc := 0 // notifications before the new build's (which may still hold the old build's lines)
 	c.await(t, "fuzzls/status with changed blocks", 90*time.Second, func() bool {
 		for _, st := range c.status[min(n, len(c.status)):] {
 			for _, s := range st.Sessions {
 				if s.Name == "FuzzEval" && s.State == fproto.StateFuzzing && s.Changed > 0 {
-					ss = s
+					ss, nc = s, len(c.coverage)
 					return true
 				}
 			}
@@ -49,7 +50,7 @@ func TestChangedBlocksLens(t *testing.T) {
 		t.Errorf("code lens after the edit = %+v, want \"changed: k/%d blocks reached\"", lenses, ss.Changed)
 	}
 	c.await(t, "the branch's body among the uncovered changed ranges", 90*time.Second, func() bool {
-		for _, p := range c.coverage {
+		for _, p := range c.coverage[nc:] {
 			for _, f := range p.Files {
 				if f.URI != string(w.calcURI) {
 					continue

@@ -40,6 +40,9 @@ type Options struct {
 	// session directs fuzzing toward the blocks overlapping them, as a rebuild
 	// does toward the blocks an edit changed.
 	Focus *ChangedLines
+	// NoFocus counts changed blocks but does not direct fuzzing at them: only to
+	// measure what the direction brings (bench/focus).
+	NoFocus bool
 }
 
 // Target is one fuzz function found in a package's test files.

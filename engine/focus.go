@@ -181,8 +181,32 @@ func (s *Session) setFocus(bin *instrument.Binary) {
 	changed := changedBlocks(bin, texts, prev, lines)
 	funcs := functionBlocks(bin, changed)
 	s.mu.Lock()
-	s.focus = focusState{texts: set, changed: changed, funcs: funcs, active: len(changed) > 0, gained: time.Now()}
+	if len(changed) == 0 && prev != nil && len(bin.Blocks) == len(s.blocks) && sameTexts(set, prev) {
+		// The same code built again (a save that changed nothing, or a second
+		// event of one save): the changed blocks stay what the last edit made them.
+		s.focus.gained = time.Now()
+		s.mu.Unlock()
+		return
+	}
+	s.focus = focusState{texts: set, changed: changed, funcs: funcs, active: len(changed) > 0 && !s.e.opts.NoFocus, gained: time.Now()}
 	s.mu.Unlock()
+}
+
+func sameTexts(a, b map[string]map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for f, m := range a {
+		if len(m) != len(b[f]) {
+			return false
+		}
+		for t, n := range m {
+			if b[f][t] != n {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // focusLocked returns the focus to send the workers: nil when there is none, an
