@@ -30,6 +30,8 @@ func (s *Session) fuzz() outcome {
 	events := make(chan workerEvent, 256)
 	allot := e.sched.join(s)
 	defer e.sched.leave(s)
+	// What the last phase's workers did not answer of the sync directory's entries.
+	s.syncRequeue()
 	want := 0          // workers the scheduler gives this session now
 	startFailures := 0 // workers that could not be started at all
 	diskFull := false  // the last start failed for want of disk space

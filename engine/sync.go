@@ -202,6 +202,17 @@ func (s *Session) syncRun(inputs []string) {
 	}
 }
 
+// syncRequeue puts the executions asked of workers that are gone (a rebuild
+// replaced them) back in the queue, so no entry taken up is lost.
+func (s *Session) syncRequeue() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, in := range s.sync.pending {
+		s.sync.queue = append(s.sync.queue, in)
+		delete(s.sync.pending, id)
+	}
+}
+
 // syncResult takes the result of an execution syncRun asked for: a failure, or
 // coverage the corpus may lack. It reports whether the session should end (a new
 // failure without KeepFuzzing).
