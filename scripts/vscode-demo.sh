@@ -10,5 +10,5 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/e2e-setup.sh" >/dev/null
-[ -n "${FUZZLS_DEMO_NO_BUILD:-}" ] || "$root/scripts/package.sh"
+[ -n "${FUZZLS_DEMO_NO_BUILD:-}" ] || FUZZLS_TARGETS=linux-x64 "$root/scripts/package.sh"
 exec node "$root/vscode-extension/test/e2e/demo.mjs" "$root/vscode-extension/fuzzls-linux-x64.vsix"
