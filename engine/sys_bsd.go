@@ -1,4 +1,4 @@
-//go:build unix && (!linux || fuzzls_portable)
+//go:build unix && !linux
 
 package engine
 

@@ -1,4 +1,4 @@
-//go:build linux && !fuzzls_portable
+//go:build linux
 
 package engine
 
@@ -6,4 +6,8 @@ import "syscall"
 
 // dieWithParent has the kernel kill the child when this process dies
 // (Pdeathsig), a Linux extra: the child's own check is EOF on its command pipe.
-func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+func dieWithParent(a *syscall.SysProcAttr) {
+	if !portable {
+		a.Pdeathsig = syscall.SIGKILL
+	}
+}

@@ -8,12 +8,6 @@ import (
 	"syscall"
 )
 
-// passPipes hands a test binary its two pipe ends: our commands as its fd 3, its
-// messages as fd 4 (fuzzrt/comm_unix.go).
-func passPipes(cmd *exec.Cmd, in, out *os.File) {
-	cmd.ExtraFiles = []*os.File{in, out}
-}
-
 // ownGroup starts cmd in a process group of its own, which killGroup kills with
 // whatever it started; on Linux (unless built with fuzzls_portable) the kernel also
 // kills it when we die, though a worker notices that itself through its pipe.
@@ -29,5 +23,5 @@ func killGroup(p *os.Process) { syscall.Kill(-p.Pid, syscall.SIGKILL) }
 func lowerPriority(*exec.Cmd, int) {}
 
 // signalQuit sends SIGQUIT, which the Go runtime answers with every goroutine's
-// stack; false where there is no such signal.
-func signalQuit(p *os.Process) bool { return p.Signal(syscall.SIGQUIT) == nil }
+// stack; false where there is no such signal, or built with fuzzls_portable.
+func signalQuit(p *os.Process) bool { return !portable && p.Signal(syscall.SIGQUIT) == nil }

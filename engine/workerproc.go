@@ -44,7 +44,7 @@ type workerProc struct {
 
 	mu       sync.Mutex
 	busy     bool          // executing inputs (fuzzing or an Exec): the hang watchdog applies
-	hung     bool          // the watchdog sent SIGQUIT
+	hung     bool          // the watchdog asked for its stacks
 	hangAt   time.Duration // the limit the hung execution ran past
 	killed   bool          // we killed it on purpose
 	waitErr  error
@@ -140,7 +140,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 }
 
 // testCommand prepares bin in the given fuzzrt mode with its two pipes (fd 3 and
-// fd 4, or handles on Windows: sys_*.go); child are the child's ends, for the
+// fd 4, or handles on Windows: fuzzrt.PassPipes); child are the child's ends, for the
 // caller to close once the command has started.
 func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, child []*os.File, err error) {
 	inR, inW, err := os.Pipe()
@@ -164,7 +164,7 @@ func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (
 	cmd.Dir = bin.Package.Dir
 	cmd.Env = append(os.Environ(), fuzzrt.EnvMode+"="+mode, fuzzrt.EnvMem+"="+memPath, "GOTRACEBACK=all")
 	ownGroup(cmd)
-	passPipes(cmd, inR, outW)
+	fuzzrt.PassPipes(cmd, inR, outW)
 	return cmd, inW, outR, []*os.File{inR, outW}, nil
 }
 
@@ -265,8 +265,8 @@ func (w *workerProc) release() {
 }
 
 // watch runs the hang and memory watchdogs until the worker exits: an execution
-// that runs past the session's hang limit gets SIGQUIT (the runtime then prints
-// every goroutine's stack), a worker whose resident memory passes the limit is
+// that runs past the session's hang limit is asked for its stacks (quit; the
+// worker then prints every goroutine's stack and exits), a worker whose resident memory passes the limit is
 // killed. Only time inside an execution counts, read from the shared counters, so a
 // worker blocked on its pipe is not hung. Past the adaptive limit, an execution
 // is only suspected (see hangWatch): a slow input that finishes is no hang.
@@ -295,9 +295,7 @@ func (w *workerProc) watch(hw hangWatch) {
 		}
 		limit.observe(w.mem.Slowest())
 		var cpu time.Duration // the worker's CPU time so far
-		if w.cmd.Process != nil {
-			rss, cpu = processUsage(w.cmd.Process.Pid)
-		}
+		rss, cpu = w.usage()
 		before := recent[ticks%len(recent)]
 		recent[ticks%len(recent)] = rss
 		ticks++
@@ -305,7 +303,7 @@ func (w *workerProc) watch(hw hangWatch) {
 			w.mu.Lock()
 			w.oom = true
 			w.mu.Unlock()
-			// SIGQUIT first: the worker prints the stacks, which show the
+			// Its stacks first (quit): the worker prints them, which show the
 			// allocation. Memory still grows meanwhile, so SIGKILL follows soon.
 			w.quit(500*time.Millisecond, 500*time.Millisecond)
 			return
@@ -382,12 +380,21 @@ func (w *workerProc) runningInput() string {
 	return string(fuzzrt.Marshal(vals))
 }
 
-// quit asks the worker for its stacks and waits for it to exit: SIGQUIT, which
-// the worker answers with stack samples and then the runtime's dump (see
-// fuzzrt/stacks.go); after sampling, a second SIGQUIT, which the runtime answers
-// at once should the worker's sampler not run; after dumping, SIGKILL, should the
+// quit asks the worker for its stacks and waits for it to exit: a Stacks request
+// on its command pipe, which the worker answers with stack samples and every
+// goroutine's stack (see fuzzrt/stacks.go), on every OS; after sampling, where
+// there is SIGQUIT, SIGQUIT, which the worker answers likewise, or the runtime at
+// once should the worker's sampler not run; after dumping, SIGKILL, should the
 // runtime be wedged.
 func (w *workerProc) quit(sampling, dumping time.Duration) {
+	// The worker's reader never waits for its loop, so this write does not wait
+	// long; in a goroutine all the same, as a wedged worker reads nothing.
+	go w.send(&fuzzrt.Request{Stacks: true})
+	select {
+	case <-w.done:
+		return
+	case <-time.After(sampling):
+	}
 	if signalQuit(w.cmd.Process) {
 		select {
 		case <-w.done:
@@ -413,6 +420,19 @@ func (w *workerProc) quit(sampling, dumping time.Duration) {
 // wall time, as go test's.
 func starved(wall, cpu, after time.Duration, fixed bool) bool {
 	return !fixed && cpu < after/2 && wall < 3*after
+}
+
+// usage is the worker's resident memory and CPU time: /proc's figures on Linux;
+// elsewhere, or built with fuzzls_portable, the worker's own, from shared memory
+// (fuzzrt/usage.go).
+func (w *workerProc) usage() (mem int64, cpu time.Duration) {
+	if !portable && w.cmd.Process != nil {
+		if rss, cpu := processUsage(w.cmd.Process.Pid); rss > 0 {
+			return rss, cpu
+		}
+	}
+	cpu, mem = w.mem.Usage()
+	return mem, cpu
 }
 
 // processUsage reads a process's resident set size in bytes and the user and

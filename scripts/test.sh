@@ -39,8 +39,19 @@ go test -count=1 -timeout 20m ./...
 echo "== go test (Go 1.27)"
 GOTOOLCHAIN=go1.27.3 go test -count=1 -timeout 20m ./...
 
+# The code macOS and Windows run, run here: the tests of a killed coordinator, a
+# hung worker and the memory limit built with fuzzls_portable (no Pdeathsig, no
+# SIGQUIT, no /proc: each worker's own figures and its command pipe), and the
+# worker runtime's tests cross-compiled for Windows and run under Wine.
+echo "== go test -tags fuzzls_portable (what macOS and Windows run)"
+go test -count=1 -tags fuzzls_portable -run 'TestWorkersGoWithCoordinator|TestCrashKinds/(FuzzHang|FuzzChurn|FuzzAlloc|FuzzBigAlloc)$|TestHangReplaysAgree|TestGarbageIsNoOOM' ./engine/
+echo "== engine/fuzzrt's tests for Windows, under Wine"
+./scripts/wine-test.sh
+
 if [ "${FUZZLS_SKIP_NPM:-}" != 1 ] && [ -f package.json ]; then
   echo "== npm test (extension unit tests and the end-to-end test in a real VS Code)"
   npm ci --no-audit --no-fund
+  echo "== npm run package (one .vsix per VS Code target)"
+  npm run package
   npm test
 fi

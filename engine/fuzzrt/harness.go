@@ -88,6 +88,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		rt.heap = newHeapCheck()
 		rt.leaks = newLeakCheck()
 		sampleStacksOnQuit()
+		go reportUsage(mem)
 	}
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook

@@ -16,7 +16,8 @@ import (
 //
 // Layout: [0:8] executions started (atomic), [8:12] input length, [12:16] exit-site
 // length, [16:20] flags, [24:32] executions finished (atomic), [32:40] the slowest
-// execution so far in nanoseconds (atomic), [64:64+exitSiteMax] exit-site stack,
+// execution so far in nanoseconds (atomic), [40:48] the worker's CPU time in
+// nanoseconds and [48:56] its memory in bytes (atomic; usage.go), [64:64+exitSiteMax] exit-site stack,
 // [inputOff:] input (AppendValues). An execution is running while started and
 // finished differ: the hang watchdog times only that, not the worker's waits on its
 // pipe.
@@ -104,6 +105,21 @@ func (m *Mem) Slowest() time.Duration { return time.Duration(atomic.LoadUint64(m
 
 // SetSlowest stores the longest execution that has returned.
 func (m *Mem) SetSlowest(d time.Duration) { atomic.StoreUint64(m.slowestPtr(), uint64(d)) }
+
+func (m *Mem) cpuPtr() *uint64    { return (*uint64)(unsafe.Pointer(&m.data[40])) }
+func (m *Mem) memoryPtr() *uint64 { return (*uint64)(unsafe.Pointer(&m.data[48])) }
+
+// Usage is the worker's own figures, as it last reported them (usage.go): the
+// CPU time it has used and the memory it holds.
+func (m *Mem) Usage() (cpu time.Duration, memory int64) {
+	return time.Duration(atomic.LoadUint64(m.cpuPtr())), int64(atomic.LoadUint64(m.memoryPtr()))
+}
+
+// SetUsage stores the worker's figures.
+func (m *Mem) SetUsage(cpu time.Duration, memory int64) {
+	atomic.StoreUint64(m.cpuPtr(), uint64(cpu))
+	atomic.StoreUint64(m.memoryPtr(), uint64(memory))
+}
 
 // SetInput stores the encoded input about to run. An input larger than MaxInput is
 // stored truncated and reported as such by Input.

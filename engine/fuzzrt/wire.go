@@ -25,6 +25,9 @@ type Request struct {
 	Stop bool      `json:"stop,omitempty"` // pause the loop; the worker stays ready for Exec
 	// Focus directs the loop toward changed code (engine/focus.go); an empty one clears it.
 	Focus *Focus `json:"focus,omitempty"`
+	// Stacks asks a worker whose execution ran too long or too big for its stack
+	// samples and every goroutine's stack, on stderr; it then exits (stacks.go).
+	Stacks bool `json:"stacks,omitempty"`
 }
 
 // Focus is the counters whose entries get more energy and comparison rounds first.

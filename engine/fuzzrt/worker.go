@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -90,9 +91,27 @@ func (rt *runtimeState) work(fn func(corpusEntry) error) error {
 	return nil
 }
 
-// readRequests forwards the coordinator's commands; when the coordinator goes away
-// the worker exits, so that no worker outlives it.
+// readRequests forwards the coordinator's commands to the loop, which takes them
+// between executions. It never waits for the loop (requests queue here), so that it
+// reads on while an execution runs, however long: when the coordinator goes away
+// (EOF) the worker exits, so that no worker outlives it, on every OS; when the
+// coordinator asks for stacks (an execution ran too long or grew too big), it
+// prints them and exits (stacks.go).
 func (w *worker) readRequests() {
+	var mu sync.Mutex
+	var queue []Request
+	ready := make(chan struct{}, 1)
+	go func() {
+		for range ready {
+			mu.Lock()
+			batch := queue
+			queue = nil
+			mu.Unlock()
+			for _, r := range batch {
+				w.reqs <- r
+			}
+		}
+	}()
 	sc := bufio.NewScanner(w.rt.in)
 	sc.Buffer(make([]byte, 1<<20), MaxInput*2)
 	for sc.Scan() {
@@ -101,7 +120,16 @@ func (w *worker) readRequests() {
 			fmt.Fprintf(os.Stderr, "fuzzls worker: bad request: %v\n", err)
 			os.Exit(3)
 		}
-		w.reqs <- r
+		if r.Stacks {
+			exitWithStacks()
+		}
+		mu.Lock()
+		queue = append(queue, r)
+		mu.Unlock()
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
 	}
 	os.Exit(0)
 }

@@ -1,0 +1,6 @@
+//go:build fuzzls_portable
+
+package engine
+
+// portable: see portable.go.
+const portable = true
