@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command faults runs fuzzls under the faults a user or a machine brings (issue
 // 22), and checks that nothing takes it down:
 //
