@@ -40,7 +40,7 @@ func (f *failure) signature() string {
 
 // where is the failure's place in file: its line, or for a hang or an oom its
 // function. Those are located by stacks taken while the input runs (on the
-// watchdog's SIGQUIT), which land on any line of the loop that spins or
+// watchdog's request), which land on any line of the loop that spins or
 // allocates, different ones on each replay.
 func (f *failure) where(file string) string {
 	if (f.kind == KindHang || f.kind == KindOOM) && f.fn != "" {
@@ -301,7 +301,7 @@ func dropPanicFrames(frames []Frame) []Frame {
 type death struct {
 	stderr   string
 	exitCode int           // -1 when killed by a signal
-	hung     bool          // the watchdog sent SIGQUIT
+	hung     bool          // the watchdog asked for its stacks
 	hangAt   time.Duration // the hang limit it ran past
 	oom      bool          // the memory watchdog killed it
 	exitSite string        // stack recorded by the exit hook, if any

@@ -277,16 +277,9 @@ func (w *workerProc) watch(hw hangWatch) {
 	// machine down; reading /proc/<pid>/stat is cheap.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	var last uint64
-	var since time.Time          // when the running execution was first seen; zero = none running
-	var rss, rssAtStart int64    // resident bytes now and when the running execution was first seen
-	var cpuAtStart time.Duration // the worker's CPU time when the running execution was first seen
-	var recent [4]int64          // resident bytes at the last ticks (a ring)
-	var ticks int
-	var grew bool            // the running execution has grown memory by 64 MiB
-	var lastGrowth time.Time // when the running execution was last seen growing memory
-	var suspect uint64       // the execution past the adaptive limit, still running; 0 = none
-	var suspectInput string  // its input, read while it ran
+	j := newJudge(w.rssLimit, hw.quick)
+	start := time.Now()
+	var suspectInput string // the suspected execution's input, read while it ran
 	for {
 		select {
 		case <-w.done:
@@ -294,12 +287,22 @@ func (w *workerProc) watch(hw hangWatch) {
 		case <-tick.C:
 		}
 		limit.observe(w.mem.Slowest())
-		var cpu time.Duration // the worker's CPU time so far
-		rss, cpu = w.usage()
-		before := recent[ticks%len(recent)]
-		recent[ticks%len(recent)] = rss
-		ticks++
-		if w.rssLimit > 0 && rss > w.rssLimit {
+		mem, cpu := w.usage()
+		w.mu.Lock()
+		busy := w.busy
+		w.mu.Unlock()
+		switch j.next(probe{wall: time.Since(start), started: w.mem.Execs(), finished: w.mem.Finished(), busy: busy,
+			mem: mem, cpu: cpu, limit: limit.after(), fixed: limit.fixed > 0}) {
+		case verdictSuspect:
+			suspectInput = w.runningInput()
+		case verdictSlow:
+			// The worker's slowest execution is this one (it ran past ten times
+			// the slowest before).
+			if hw.onSlow != nil && suspectInput != "" {
+				hw.onSlow(suspectInput, w.mem.Slowest())
+			}
+			suspectInput = ""
+		case verdictOOM:
 			w.mu.Lock()
 			w.oom = true
 			w.mu.Unlock()
@@ -307,61 +310,9 @@ func (w *workerProc) watch(hw hangWatch) {
 			// allocation. Memory still grows meanwhile, so SIGKILL follows soon.
 			w.quit(500*time.Millisecond, 500*time.Millisecond)
 			return
-		}
-		started, finished := w.mem.Execs(), w.mem.Finished()
-		w.mu.Lock()
-		busy := w.busy
-		w.mu.Unlock()
-		if suspect != 0 && (started != suspect || finished >= suspect) {
-			// The suspected hang finished: a slow input. The worker's slowest
-			// execution is this one (it ran past ten times the slowest before).
-			if hw.onSlow != nil && suspectInput != "" {
-				hw.onSlow(suspectInput, w.mem.Slowest())
-			}
-			suspect, suspectInput = 0, ""
-		}
-		if !busy || started == finished {
-			since = time.Time{}
-			continue
-		}
-		if started != last || since.IsZero() {
-			last, since, rssAtStart = started, time.Now(), rss
-			cpuAtStart = cpu
-			grew, lastGrowth = false, time.Time{}
-			continue
-		}
-		// An execution that has grown the worker's memory by 64 MiB, or grew it in
-		// the last second (2 MiB over 200 ms), is a deep recursion or an unbounded
-		// allocation: it is left to the memory limit or the stack's, up to
-		// growthCap, and ends as a stack overflow or oom, the more useful report.
-		// The second rule matters on a loaded machine, where a recursion grows its
-		// stack a few MiB per tick and stalls while the runtime copies it. A loop
-		// that allocates nothing or only garbage stays flat. An explicit -timeout
-		// is taken at its word.
-		if rss-rssAtStart >= 64<<20 {
-			grew = true
-		}
-		if before > 0 && rss-before >= 2<<20 {
-			lastGrowth = time.Now()
-		}
-		after := limit.after()
-		if limit.fixed == 0 && (grew || time.Since(lastGrowth) < time.Second) {
-			after = growthCap
-		}
-		if running := time.Since(since); running > after && !starved(running, cpu-cpuAtStart, after, limit.fixed > 0) {
-			if !hw.quick && limit.fixed == 0 && after < hangCap {
-				// Suspected: it is a hang only if it is still running at go
-				// test's bound, wall time as go test's.
-				if suspect == 0 {
-					suspect, suspectInput = started, w.runningInput()
-				}
-				if running <= hangCap {
-					continue
-				}
-				after = hangCap
-			}
+		case verdictHang:
 			w.mu.Lock()
-			w.hung, w.hangAt = true, after
+			w.hung, w.hangAt = true, j.hangAt
 			w.mu.Unlock()
 			w.quit(time.Second, 4*time.Second)
 			return
@@ -408,18 +359,6 @@ func (w *workerProc) quit(sampling, dumping time.Duration) {
 	case <-time.After(dumping):
 		killGroup(w.cmd.Process)
 	}
-}
-
-// starved reports whether an execution past its adaptive hang limit after has
-// had too little of the CPU for that to mean much: less than half the limit in
-// CPU time (cpu) over less than three times it in wall time (wall). On a machine
-// busy with other work (a build, the editor; more so with the worker's priority
-// lowered) an input that normally takes a tenth of the limit can take all of it
-// without being any slower. A hang that spins has its CPU time; one that blocks
-// has none and is reported at three times the limit. An explicit -timeout is
-// wall time, as go test's.
-func starved(wall, cpu, after time.Duration, fixed bool) bool {
-	return !fixed && cpu < after/2 && wall < 3*after
 }
 
 // usage is the worker's resident memory and CPU time: /proc's figures on Linux;
