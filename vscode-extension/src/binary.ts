@@ -2,6 +2,7 @@
 // extension for this platform, else `fuzzls` on PATH. No VS Code dependency.
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 export interface BinaryChoice {
@@ -51,8 +52,9 @@ export function ensureExecutable(p: string): void {
 export function findBinary(setting: string, extensionPath: string, exists: (p: string) => boolean = isFile): BinaryChoice {
 	const s = setting.trim();
 	if (s !== '') {
-		const home = process.env.HOME ?? '';
-		return { command: s === '~' || s.startsWith('~/') ? home + s.slice(1) : s, source: 'setting' };
+		// ~ is the home folder on every OS (Windows has no HOME), before / or \.
+		const tilde = s === '~' || s.startsWith('~/') || s.startsWith('~\\');
+		return { command: tilde ? os.homedir() + s.slice(1) : s, source: 'setting' };
 	}
 	const bundled = path.join(extensionPath, 'bin', platformDir(), exeName());
 	if (exists(bundled)) {

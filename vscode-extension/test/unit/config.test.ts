@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coverageDecorator, daemonSettings, defaultDecorator, didChangeConfigurationSettings, type Getter } from '../../src/config';
-import { findBinary, platformDir } from '../../src/binary';
+import * as os from 'node:os';
+import { exeName, findBinary, platformDir } from '../../src/binary';
 import { findFuzzTargets } from '../../src/targets';
 
 function getter(values: Record<string, unknown>): Getter {
@@ -48,6 +49,14 @@ describe('findBinary', () => {
 	it('names platforms as vsce targets do', () => {
 		assert.equal(platformDir('linux', 'x64'), 'linux-x64');
 		assert.equal(platformDir('darwin', 'arm64'), 'darwin-arm64');
+		assert.equal(platformDir('win32', 'x64'), 'win32-x64');
+		assert.equal(exeName('win32'), 'fuzzls.exe');
+		assert.equal(exeName('darwin'), 'fuzzls');
+	});
+	it('reads a leading ~ as the home folder, with either separator', () => {
+		assert.equal(findBinary('~/go/bin/fuzzls', '/ext').command, os.homedir() + '/go/bin/fuzzls');
+		assert.equal(findBinary('~\\go\\bin\\fuzzls.exe', '/ext').command, os.homedir() + '\\go\\bin\\fuzzls.exe');
+		assert.equal(findBinary('/a/~/fuzzls', '/ext').command, '/a/~/fuzzls');
 	});
 });
 
