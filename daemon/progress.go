@@ -15,14 +15,15 @@ var progressTokens atomic.Int64
 // the client has even answered window/workDoneProgress/create. All methods
 // accept a nil task.
 type progressTask struct {
-	done chan string
-	once sync.Once
+	done    chan string
+	reports chan string // the latest report not yet sent (at most one waits)
+	once    sync.Once
 }
 
 // beginProgress starts a work-done report titled title. The caller may hold
 // s.mu: nothing here waits.
 func (s *server) beginProgress(title, detail string) *progressTask {
-	p := &progressTask{done: make(chan string, 1)}
+	p := &progressTask{done: make(chan string, 1), reports: make(chan string, 1)}
 	supported := s.caps.workDoneProgress
 	token := protocol.String(fmt.Sprintf("fuzzls-build-%d", progressTokens.Add(1)))
 	s.goSafe("progress", func() {
@@ -37,9 +38,16 @@ func (s *server) beginProgress(title, detail string) *progressTask {
 		}
 		s.sendProgress(token, &protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Message: &detail})
 		var msg string
-		select {
-		case msg = <-p.done:
-		case <-s.ctx.Done():
+	wait:
+		for {
+			select {
+			case r := <-p.reports:
+				s.sendProgress(token, &protocol.WorkDoneProgressReport{Kind: "report", Message: &r})
+			case msg = <-p.done:
+				break wait
+			case <-s.ctx.Done():
+				break wait
+			}
 		}
 		end := &protocol.WorkDoneProgressEnd{Kind: "end"}
 		if msg != "" {
@@ -66,4 +74,23 @@ func (p *progressTask) end(msg string) {
 		return
 	}
 	p.once.Do(func() { p.done <- msg })
+}
+
+// report updates the work-done report's message; a report not yet sent when the
+// next comes is replaced by it.
+func (p *progressTask) report(msg string) {
+	if p == nil {
+		return
+	}
+	for {
+		select {
+		case p.reports <- msg:
+			return
+		default:
+		}
+		select {
+		case <-p.reports:
+		default:
+		}
+	}
 }

@@ -338,6 +338,17 @@ func (s *server) handleEvent(ev engine.Event) {
 			}
 		}
 
+	case *engine.SeedsEvent:
+		msg := ev.String()
+		if ev.Done {
+			s.logf(protocol.MessageTypeLog, "%s", msg)
+		}
+		s.mu.Lock()
+		if sess := s.sessions[ev.Target.ID()]; sess != nil {
+			sess.build.report(msg)
+		}
+		s.mu.Unlock()
+
 	case *engine.StatsEvent:
 		s.sendStatus()
 		s.lensRefresh.trigger()

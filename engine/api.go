@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"io"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
 )
 
@@ -129,8 +131,8 @@ type Stats struct {
 	ChangedReached int
 }
 
-// Event is what an Engine reports to its observer: one of *BuildEvent, *StatsEvent,
-// *CrashEvent, *CrashFixedEvent, *CoverageEvent, *DoneEvent.
+// Event is what an Engine reports to its observer: one of *BuildEvent, *SeedsEvent,
+// *StatsEvent, *CrashEvent, *CrashFixedEvent, *CoverageEvent, *DoneEvent.
 type Event interface{ event() }
 
 // BuildEvent reports a finished build of a package (successful or not).
@@ -142,6 +144,26 @@ type BuildEvent struct {
 	// Warnings say what a successful build left out (a package's comparison
 	// hooks, when its build with them failed): fuzzing runs, weaker.
 	Warnings []string
+}
+
+// SeedsEvent reports a target's seed corpus (f.Add values and testdata/fuzz
+// files) coming in from the run of a new build that reads it: about once a second
+// while seeds arrive, and once when all are in (Done), before the BuildEvent.
+type SeedsEvent struct {
+	Target Target
+	Count  int   // seeds received so far
+	Total  int   // seeds the target has
+	Bytes  int64 // size of those received, in the `go test fuzz v1` encoding
+	Done   bool
+}
+
+// String is the event for people: "FuzzXxx: reading seeds: 4000 of 9187 (12.3 MB)",
+// then "FuzzXxx: 9187 seeds (25.1 MB)".
+func (ev *SeedsEvent) String() string {
+	if ev.Done {
+		return fmt.Sprintf("%s: %d seeds (%s)", ev.Target.Name, ev.Count, fuzzrt.ByteSize(ev.Bytes))
+	}
+	return fmt.Sprintf("%s: reading seeds: %d of %d (%s)", ev.Target.Name, ev.Count, ev.Total, fuzzrt.ByteSize(ev.Bytes))
 }
 
 // StatsEvent is sent every few seconds per running session.
@@ -167,6 +189,7 @@ type DoneEvent struct {
 }
 
 func (*BuildEvent) event()      {}
+func (*SeedsEvent) event()      {}
 func (*StatsEvent) event()      {}
 func (*CrashEvent) event()      {}
 func (*CrashFixedEvent) event() {}

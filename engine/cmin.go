@@ -14,8 +14,8 @@ import (
 
 const cminFirst = 1024
 
-// minimizeCorpus drops entries that add no coverage. It returns the sizes before
-// and after.
+// minimizeCorpus drops entries that add no coverage to the others'. It returns the
+// sizes before and after.
 func (s *Session) minimizeCorpus() (before, after int) {
 	s.mu.Lock()
 	ents := append([]entry(nil), s.corpus...)
@@ -29,6 +29,10 @@ func (s *Session) minimizeCorpus() (before, after int) {
 	have := map[uint32]bool{}
 	keep := make([]bool, len(ents))
 	for _, i := range order {
+		// An entry whose coverage no worker has reported (an initial entry that
+		// reached nothing new where it ran, or has not run yet: thousands of seeds
+		// take a while) is not known to be redundant.
+		keep[i] = ents[i].cov == nil
 		for _, c := range ents[i].cov {
 			if !have[c] {
 				have[c] = true
@@ -76,8 +80,9 @@ func (e *Engine) MinimizeCorpus(t Target) (before, after int, err error) {
 	ents := s.corpus
 	s.mu.Unlock()
 	for i := range ents {
+		ents[i].cov = []uint32{} // measured: one that fails or reaches nothing goes
 		if f, ok := r.run(context.Background(), ents[i].input); ok && f == nil {
-			ents[i].cov = r.lastCov
+			ents[i].cov = append(ents[i].cov, r.lastCov...)
 		}
 	}
 	// Only entries of the generated corpus can be deleted; seeds stay as they are.

@@ -66,15 +66,20 @@ func readCorpusDir(dir string, types []string, log io.Writer) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() || strings.HasSuffix(e.Name(), partialSuffix) {
+		if strings.HasSuffix(e.Name(), partialSuffix) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
+		var data []byte
+		var vals []any
+		var err error
+		if e.IsDir() {
+			err = errors.New("a directory")
+		} else if !e.Type().IsRegular() { // a link, a pipe (which would block a read)…
+			err = errors.New("not a regular file")
+		} else if data, err = os.ReadFile(path); err == nil {
+			vals, err = fuzzrt.Unmarshal(data)
 		}
-		vals, err := fuzzrt.Unmarshal(data)
 		if err == nil && !sameTypes(vals, types) {
 			err = errors.New("argument types do not match the target")
 		}

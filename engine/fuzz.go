@@ -19,6 +19,9 @@ type workerEvent struct {
 	died bool
 }
 
+// maxInputLen bounds the []byte and string values mutation makes, unless the
+// initial corpus holds longer ones: then the longest is the bound (see
+// fuzzrt.FuzzArgs.MaxLen).
 const maxInputLen = 4096
 
 // fuzz runs the session's workers until Stop, Rebuild, the budget, or (without
@@ -85,13 +88,16 @@ func (s *Session) fuzz() outcome {
 			for _, d := range s.dict {
 				args.Dict = append(args.Dict, []byte(d))
 			}
-			for _, en := range s.corpus {
-				args.Corpus = append(args.Corpus, fuzzrt.Entry{Input: en.input})
-			}
+			corpus := append([]entry(nil), s.corpus...)
 			s.workers = append(s.workers, w)
 			focus := s.focusLocked()
 			s.mu.Unlock()
 			w.setBusy(true)
+			for _, en := range corpus { // one a message: a corpus may hold hundreds of MB
+				if w.send(&fuzzrt.Request{Load: &fuzzrt.Entry{Input: en.input}}) != nil {
+					break // the worker is gone; its death is an event
+				}
+			}
 			w.send(&fuzzrt.Request{Fuzz: args})
 			if focus != nil {
 				w.send(&fuzzrt.Request{Focus: focus})

@@ -47,6 +47,8 @@ func (r *Reporter) Observe(ev Event) {
 		for _, w := range ev.Warnings {
 			fmt.Fprintf(r.W, "fuzzls: warning: %s\n", w)
 		}
+	case *SeedsEvent:
+		fmt.Fprintln(r.W, ev)
 	case *StatsEvent:
 		st := ev.Stats
 		every := r.StatsEvery
@@ -100,6 +102,9 @@ func (r *Reporter) json(ev Event) {
 				obj["diagnostics"] = be.Diagnostics
 			}
 		}
+	case *SeedsEvent:
+		obj = map[string]any{"event": "seeds", "target": ev.Target.Name, "package": ev.Target.Package,
+			"count": ev.Count, "total": ev.Total, "bytes": ev.Bytes, "done": ev.Done}
 	case *StatsEvent:
 		st := ev.Stats
 		obj = map[string]any{"event": "stats", "target": st.Target.Name, "package": st.Target.Package, "elapsed": st.Elapsed.Seconds(),

@@ -366,7 +366,10 @@ func (s *Session) prepare(rebuilt bool) error {
 		return report(err)
 	}
 	warnings = bin.Warnings
-	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir)
+	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir, func(ev SeedsEvent) {
+		ev.Target = s.target
+		e.observe(&ev)
+	})
 	var sk *skipped
 	if errors.As(err, &sk) {
 		s.mu.Lock()
@@ -385,21 +388,14 @@ func (s *Session) prepare(rebuilt bool) error {
 	if err != nil {
 		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
 	}
-	var inputs []string
-	testdata := map[string]bool{}
-	for _, sd := range seeds.Inputs {
-		inputs = append(inputs, sd.Input)
-		if sd.Path != "" {
-			testdata[sd.Input] = true
-		}
-	}
-	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.Types, e.opts.Log)...)
+	inputs := seeds.inputs
+	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.types, e.opts.Log)...)
 	if d := nativeCacheDir(s.target); d != "" {
-		inputs = append(inputs, readCorpusDir(d, seeds.Types, e.opts.Log)...)
+		inputs = append(inputs, readCorpusDir(d, seeds.types, e.opts.Log)...)
 	}
 	s.setFocus(bin)
 	s.mu.Lock()
-	s.bin, s.types, s.testdata = bin, seeds.Types, testdata
+	s.bin, s.types, s.testdata = bin, seeds.types, seeds.testdata
 	s.hang.reset()
 	slow := s.slow // a new binary may be faster: found again if it is not
 	s.slow = nil
@@ -504,9 +500,20 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 	return bin, nil
 }
 
+// seedSet is what a seeds run hands over: the target's argument types and its
+// seeds (f.Add values, then testdata/fuzz files) in the `go test fuzz v1` encoding.
+type seedSet struct {
+	types    []string
+	inputs   []string
+	testdata map[string]bool // inputs of the seeds with a path (see Session.testdata)
+	size     int64           // of the inputs, in bytes
+	total    int             // seeds the run announced; len(inputs) once all are in
+}
+
 // runSeeds runs the binary once in fuzzrt.ModeSeeds: testing checks the f.Add values
-// and reads testdata/fuzz, and our deps hand over the types and the seeds.
-func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, error) {
+// and reads testdata/fuzz, and our deps hand over the types and the seeds, one a
+// message, which progress hears of about once a second and once all are in.
+func runSeeds(bin *instrument.Binary, target, cacheDir string, progress func(SeedsEvent)) (*seedSet, error) {
 	tmp, err := newTempDir(cacheDir, "seeds")
 	if err != nil {
 		return nil, err
@@ -529,28 +536,29 @@ func runSeeds(bin *instrument.Binary, target, cacheDir string) (*fuzzrt.Seeds, e
 		return nil, err
 	}
 	in.Close()
-	w := &workerProc{msgs: make(chan *fuzzrt.Message, 4)}
+	w := &workerProc{msgs: make(chan *fuzzrt.Message, 64)}
 	go w.readMessages(out)
-	var seeds *fuzzrt.Seeds
-	for m := range w.msgs {
-		if m.Seeds != nil {
-			seeds = m.Seeds
-		}
-	}
+	seeds := readSeeds(w.msgs, progress)
 	werr := cmd.Wait()
-	if seeds == nil && werr == nil {
+	if seeds == nil && werr == nil && w.msgErr == nil {
 		// The binary passed without reaching f.Fuzz's fuzzing: as go test, the
 		// target is skipped (f.Skip, or a TestMain that never calls m.Run).
 		return nil, &skipped{reason: skipReason(stdout.String(), target)}
 	}
-	if seeds == nil || werr != nil {
+	if seeds == nil || werr != nil || w.msgErr != nil || len(seeds.inputs) < seeds.total {
 		msg := strings.TrimSpace(unverbose(stdout.String()))
+		if w.msgErr != nil {
+			msg = strings.TrimSpace(fmt.Sprintf("reading its messages: %v\n%s", w.msgErr, msg))
+		}
 		if msg == "" && werr != nil {
 			msg = werr.Error()
 		}
+		if seeds != nil { // it stopped while handing over its seeds
+			msg = fmt.Sprintf("the seeds run stopped after %d of %d seeds (%s): %s", len(seeds.inputs), seeds.total, fuzzrt.ByteSize(seeds.size), msg)
+		}
 		return nil, &BuildError{Package: bin.Package.ImportPath, Output: fmt.Sprintf("%s: %s", target, msg), Diagnostics: seedDiagnostics(bin, target, msg)}
 	}
-	for _, t := range seeds.Types {
+	for _, t := range seeds.types {
 		if fuzzrt.ZeroValue(t) == nil {
 			return nil, &BuildError{Package: bin.Package.ImportPath, Output: fmt.Sprintf("%s: unsupported argument type %s", target, t)}
 		}
@@ -596,6 +604,37 @@ func unverbose(out string) string {
 		}
 	}
 	return b.String()
+}
+
+// readSeeds collects a seeds run's messages until its fd 4 closes: the Seeds
+// header, then the seeds; nil if no header came.
+func readSeeds(msgs <-chan *fuzzrt.Message, progress func(SeedsEvent)) *seedSet {
+	var seeds *seedSet
+	var last time.Time
+	report := func(done bool) {
+		progress(SeedsEvent{Count: len(seeds.inputs), Total: seeds.total, Bytes: seeds.size, Done: done})
+		last = time.Now()
+	}
+	for m := range msgs {
+		switch {
+		case m.Seeds != nil:
+			seeds = &seedSet{types: m.Seeds.Types, total: m.Seeds.Count, inputs: make([]string, 0, m.Seeds.Count), testdata: map[string]bool{}}
+			last = time.Now()
+		case m.Seed != nil && seeds != nil:
+			seeds.inputs = append(seeds.inputs, m.Seed.Input)
+			if m.Seed.Path != "" {
+				seeds.testdata[m.Seed.Input] = true
+			}
+			seeds.size += int64(len(m.Seed.Input))
+			if time.Since(last) >= time.Second {
+				report(false)
+			}
+		}
+	}
+	if seeds != nil && len(seeds.inputs) == seeds.total {
+		report(true)
+	}
+	return seeds
 }
 
 // seedDiagnostics places a failed seed run's message on the target's declaration.

@@ -28,6 +28,7 @@ type workerProc struct {
 	memDir string
 	stderr *tailBuffer
 	msgs   chan *fuzzrt.Message // closed when the worker's fd 4 closes
+	msgErr error                // why msgs closed before the end of fd 4 (read once it is closed)
 	done   chan struct{}        // closed when the process has exited
 	hello  *fuzzrt.Hello
 	// watched is closed when the watchdog goroutine, which reads mem, has returned.
@@ -171,12 +172,17 @@ func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (
 func (w *workerProc) readMessages(r io.ReadCloser) {
 	defer close(w.msgs)
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 4*fuzzrt.MaxInput)
-	for sc.Scan() {
+	// No bound on a message's size (see fuzzrt/wire.go). A message that does not
+	// decode ends the stream: the worker is broken, and its death says how.
+	dec := json.NewDecoder(bufio.NewReader(r))
+	for {
 		m := new(fuzzrt.Message)
-		if err := json.Unmarshal(sc.Bytes(), m); err != nil {
-			continue
+		if err := dec.Decode(m); err != nil {
+			if err != io.EOF {
+				w.msgErr = err
+				io.Copy(io.Discard, r) // the process goes on to its end, not to a broken pipe
+			}
+			return
 		}
 		w.msgs <- m
 	}

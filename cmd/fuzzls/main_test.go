@@ -74,6 +74,7 @@ func TestJSON(t *testing.T) {
 	}
 	required := map[string][]string{
 		"build": {"package", "targets", "seconds"},
+		"seeds": {"target", "package", "count", "total", "bytes", "done"},
 		"crash": {"target", "package", "kind", "message", "file", "line", "frames", "input", "minimized", "path"},
 		"done":  {"target", "execs", "crashes"},
 	}

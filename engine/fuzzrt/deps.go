@@ -2,11 +2,13 @@ package fuzzrt
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"time"
 	_ "unsafe" // go:linkname
 )
@@ -64,16 +66,23 @@ func (deps) StopTestLog() error                          { return nil }
 func (deps) WriteProfileTo(string, io.Writer, int) error { return nil }
 
 // CoordinateFuzzing is reached in ModeSeeds: testing hands over the seed corpus
-// (f.Add values, and testdata files read by ReadCorpus) and the argument types.
+// (f.Add values, and testdata files read by ReadCorpus) and the argument types. They
+// go to the coordinator one a message, after a Seeds message that says how many.
 func (d deps) CoordinateFuzzing(_ time.Duration, _ int64, _ time.Duration, _ int64, _ int, seeds []corpusEntry, types []reflect.Type, _, _ string) error {
-	msg := &Seeds{}
+	head := &Seeds{Count: len(seeds)}
 	for _, t := range types {
-		msg.Types = append(msg.Types, TypeName(t))
+		head.Types = append(head.Types, TypeName(t))
+	}
+	if err := d.rt.send(&Message{Seeds: head}); err != nil {
+		return err
 	}
 	for _, s := range seeds {
 		var input []byte
 		switch {
 		case s.Values != nil:
+			if n := ValuesSize(s.Values); n > MaxInput {
+				return &SizeError{Name: s.Path, Size: n}
+			}
 			input = Marshal(s.Values)
 		case s.Data != nil:
 			input = s.Data
@@ -84,9 +93,35 @@ func (d deps) CoordinateFuzzing(_ time.Duration, _ int64, _ time.Duration, _ int
 			}
 			input = data
 		}
-		msg.Inputs = append(msg.Inputs, Seed{Input: string(input), Path: s.Path})
+		if err := d.rt.send(&Message{Seed: &Seed{Input: string(input), Path: s.Path}}); err != nil {
+			return err
+		}
 	}
-	return d.rt.send(&Message{Seeds: msg})
+	return nil
+}
+
+// SizeError is a seed larger than MaxInput.
+type SizeError struct {
+	Name string // testing's name of the seed: "seed#N" for f.Add, else the file
+	Size int    // the size of its values
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("seed %s holds %s: fuzzls runs inputs of up to %s", e.Name, ByteSize(int64(e.Size)), ByteSize(MaxInput))
+}
+
+// ByteSize spells a size in bytes for people: 812 B, 3.4 kB, 56.2 MB, 1.1 GB.
+func ByteSize(n int64) string {
+	if n < 1000 {
+		return fmt.Sprintf("%d B", n)
+	}
+	const units = "kMGT"
+	f, i := float64(n)/1000, 0
+	for f >= 1000 && i < len(units)-1 {
+		f /= 1000
+		i++
+	}
+	return fmt.Sprintf("%.1f %cB", f, units[i])
 }
 
 // RunFuzzWorker is reached in ModeWorker with the function that runs one input.
@@ -94,14 +129,15 @@ func (d deps) RunFuzzWorker(fn func(corpusEntry) error) error {
 	return d.rt.work(fn)
 }
 
-// ReadCorpus reads a seed corpus directory as testing's own deps do: a missing
-// directory is empty; a malformed file is an error naming the file.
+// ReadCorpus reads a seed corpus directory as testing's own deps do
+// (internal/fuzz.ReadCorpus), with its messages: a missing directory is empty,
+// subdirectories are skipped, and each malformed file is an error naming it.
 func (deps) ReadCorpus(dir string, types []reflect.Type) ([]corpusEntry, error) {
 	files, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading seed corpus from testdata: %v", err)
 	}
 	var corpus []corpusEntry
 	var errs []error
@@ -112,11 +148,13 @@ func (deps) ReadCorpus(dir string, types []reflect.Type) ([]corpusEntry, error) 
 		path := filepath.Join(dir, f.Name())
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("failed to read corpus file: %v", err)
 		}
 		vals, err := Unmarshal(data)
-		if err == nil {
-			err = CheckTypes(vals, types)
+		if err != nil {
+			err = fmt.Errorf("unmarshal: %v", err)
+		} else if err = CheckTypes(vals, types); err == nil && ValuesSize(vals) > MaxInput {
+			err = &SizeError{Name: path, Size: ValuesSize(vals)}
 		}
 		if err != nil {
 			errs = append(errs, &CorpusFileError{Path: path, Err: err})
@@ -141,7 +179,5 @@ type CorpusFileError struct {
 	Err  error
 }
 
-func (e *CorpusFileError) Error() string {
-	return "malformed corpus file " + e.Path + ": " + e.Err.Error()
-}
+func (e *CorpusFileError) Error() string { return strconv.Quote(e.Path) + ": " + e.Err.Error() }
 func (e *CorpusFileError) Unwrap() error { return e.Err }

@@ -133,26 +133,27 @@ func appendFloat(b []byte, f float64, bitSize int) []byte {
 // line endings, blank lines, surrounding spaces, comments, integer literals
 // in any base, rune or integer literals for byte and rune, and uint8/int32
 // spellings. A file with a header and no values yields no values and no
-// error; CheckTypes rejects it against any fuzz target.
+// error; CheckTypes rejects it against any fuzz target. The messages of a
+// malformed file are the toolchain's (internal/fuzz.unmarshalCorpusFile).
 func Unmarshal(data []byte) ([]any, error) {
 	if len(data) == 0 {
-		return nil, errors.New("empty corpus file")
+		return nil, errors.New("cannot unmarshal empty string")
 	}
 	text := string(data)
 	header, rest, ok := strings.Cut(text, "\n")
 	if !ok {
-		return nil, errors.New("corpus file must have a header line and at least one value")
+		return nil, errors.New("must include version and at least one value")
 	}
 	if h := strings.TrimSuffix(header, "\r"); h != Header {
-		return nil, fmt.Errorf("line 1: unknown encoding version %q, want %q", h, Header)
+		return nil, fmt.Errorf("unknown encoding version: %s", h)
 	}
 	var vals []any
-	for n := 2; ; n++ {
+	for {
 		line, next, more := strings.Cut(rest, "\n")
 		if line = strings.TrimSpace(line); line != "" {
 			v, err := parseCorpusValue(line)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: malformed value %q: %v", n, line, err)
+				return nil, fmt.Errorf("malformed line %q: %v", line, err)
 			}
 			vals = append(vals, v)
 		}
@@ -166,7 +167,7 @@ func Unmarshal(data []byte) ([]any, error) {
 // parseCorpusValue parses one line, which must be a conversion of a single
 // literal to a supported type, or math.Float{32,64}frombits(integer).
 func parseCorpusValue(line string) (any, error) {
-	expr, err := parser.ParseExprFrom(token.NewFileSet(), "", line, 0)
+	expr, err := parser.ParseExprFrom(token.NewFileSet(), "(test)", line, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -361,14 +362,19 @@ func parseUnsigned(val, typ string) (any, error) {
 
 // CheckTypes reports whether vals fit a fuzz target whose fuzzed parameters
 // have the given types: same count, and each dynamic type identical to its
-// parameter's (a named type such as `type MyInt int` never matches).
+// parameter's (a named type such as `type MyInt int` never matches). Its
+// messages are internal/fuzz.CheckCorpus's.
 func CheckTypes(vals []any, types []reflect.Type) error {
 	if len(vals) != len(types) {
-		return fmt.Errorf("corpus entry has %d values, fuzz target takes %d", len(vals), len(types))
+		return fmt.Errorf("wrong number of values in corpus entry: %d, want %d", len(vals), len(types))
 	}
 	for i, v := range vals {
-		if got := reflect.TypeOf(v); got != types[i] {
-			return fmt.Errorf("corpus entry value %d has type %v, fuzz target wants %v", i, got, types[i])
+		if reflect.TypeOf(v) != types[i] {
+			got := make([]reflect.Type, len(vals))
+			for j, v := range vals {
+				got[j] = reflect.TypeOf(v)
+			}
+			return fmt.Errorf("mismatched types in corpus entry: %v, want %v", got, types)
 		}
 	}
 	return nil

@@ -21,6 +21,10 @@ import (
 // [inputOff:] input (AppendValues). An execution is running while started and
 // finished differ: the hang watchdog times only that, not the worker's waits on its
 // pipe.
+//
+// The file starts with room for inputs of about 4 MiB; the worker grows it (and maps
+// it anew) for a larger one, up to MaxInput. The coordinator's mapping keeps its
+// first size: an input past it is read from the file.
 type Mem struct {
 	f    *os.File
 	data []byte
@@ -30,10 +34,12 @@ const (
 	memHeader   = 64
 	exitSiteMax = 16 << 10
 	inputOff    = memHeader + exitSiteMax
-	// MemSize is the size of the shared file: room for inputs up to about 4 MiB.
-	MemSize = inputOff + 4<<20
-	// MaxInput is the largest encoded input the shared memory holds.
-	MaxInput = MemSize - inputOff
+	// memInitial is the size of a new shared file.
+	memInitial = inputOff + 4<<20
+	// MaxInput is the largest input fuzzls runs, in the binary encoding (about
+	// the size of its values): ten times go test's bound on what its mutator
+	// makes. A seed past it is refused with an error that names it.
+	MaxInput = 1 << 30
 )
 
 // CreateMem creates (or truncates) the shared file at path and maps it. The file's
@@ -45,15 +51,24 @@ func CreateMem(path string) (*Mem, error) {
 	if err != nil {
 		return nil, err
 	}
-	zeros := make([]byte, 64<<10)
-	for n := 0; n < MemSize; n += len(zeros) {
-		if _, err := f.Write(zeros[:min(len(zeros), MemSize-n)]); err != nil {
-			f.Close()
-			os.Remove(path)
-			return nil, err
-		}
+	if err := fill(f, 0, memInitial); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
 	}
 	return mapMem(f)
+}
+
+// fill writes zeros into f from offset from to offset to: blocks written, not a
+// sparse hole, so that a full disk is an error here (see CreateMem).
+func fill(f *os.File, from, to int) error {
+	zeros := make([]byte, min(64<<10, to-from))
+	for n := from; n < to; n += len(zeros) {
+		if _, err := f.WriteAt(zeros[:min(len(zeros), to-n)], int64(n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // OpenMem maps an existing shared file.
@@ -66,12 +81,34 @@ func OpenMem(path string) (*Mem, error) {
 }
 
 func mapMem(f *os.File) (*Mem, error) {
-	data, err := mapFile(f, MemSize)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	data, err := mapFile(f, int(st.Size()))
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return &Mem{f: f, data: data}, nil
+}
+
+// grow makes room for an input of n bytes: the file grows to at least twice its
+// size and is mapped anew. The old mapping is left in place, not unmapped: it
+// shares the file's pages, so a goroutine of the target still writing an exit
+// site through it (exitHook) writes where the new one reads.
+func (m *Mem) grow(n int) bool {
+	size := max(inputOff+n, 2*len(m.data))
+	if err := fill(m.f, len(m.data), size); err != nil {
+		return false
+	}
+	data, err := mapFile(m.f, size)
+	if err != nil {
+		return false
+	}
+	m.data = data
+	return true
 }
 
 // Close unmaps and closes the file.
@@ -121,21 +158,27 @@ func (m *Mem) SetUsage(cpu time.Duration, memory int64) {
 	atomic.StoreUint64(m.memoryPtr(), uint64(memory))
 }
 
-// SetInput stores the encoded input about to run. An input larger than MaxInput is
+// SetInput stores the encoded input about to run, growing the file when it does
+// not fit. An input that cannot be stored whole (the file could not grow) is
 // stored truncated and reported as such by Input.
 func (m *Mem) SetInput(enc []byte) {
-	n := copy(m.data[inputOff:], enc)
+	if inputOff+len(enc) > len(m.data) {
+		m.grow(len(enc))
+	}
+	copy(m.data[inputOff:], enc)
 	binary.LittleEndian.PutUint32(m.data[8:], uint32(len(enc)))
-	_ = n
 }
 
-// Input returns the last input stored and whether it is complete.
+// Input returns the last input stored and whether it is complete. One past the
+// caller's mapping (the worker grew the file since) is read from the file.
 func (m *Mem) Input() (enc []byte, complete bool) {
 	n := int(binary.LittleEndian.Uint32(m.data[8:]))
-	if n > MaxInput {
-		return append([]byte(nil), m.data[inputOff:]...), false
+	if inputOff+n <= len(m.data) {
+		return append([]byte(nil), m.data[inputOff:inputOff+n]...), true
 	}
-	return append([]byte(nil), m.data[inputOff:inputOff+n]...), true
+	enc = make([]byte, n)
+	k, _ := m.f.ReadAt(enc, inputOff)
+	return enc[:k], k == n
 }
 
 // SetExitSite records the stack of a call that is about to exit the process.

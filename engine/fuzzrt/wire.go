@@ -2,7 +2,10 @@ package fuzzrt
 
 // The coordinator starts a worker with EnvMode set, its commands on file descriptor 3
 // and the worker's messages on file descriptor 4, one JSON object a line. Each message
-// has exactly one field set, as internal/fuzz's RPC does.
+// has exactly one field set, as internal/fuzz's RPC does. No message size is bounded
+// (both ends read with a json.Decoder): an input is as large as the target's seeds
+// make it. Inputs that come in numbers (seeds, a worker's initial corpus) go one a
+// message, so that no single message grows with their count.
 
 const (
 	// EnvMode selects what the test binary does: ModeSeeds or ModeWorker. When unset
@@ -19,7 +22,8 @@ const (
 
 // Request is a coordinator → worker message.
 type Request struct {
-	Fuzz *FuzzArgs `json:"fuzz,omitempty"` // start (or resume) the fuzzing loop
+	Load *Entry    `json:"load,omitempty"` // an initial entry for the next Fuzz request, which follows
+	Fuzz *FuzzArgs `json:"fuzz,omitempty"` // start (or resume) the fuzzing loop from the entries loaded
 	Add  *Entry    `json:"add,omitempty"`  // an entry another worker found
 	Exec *ExecArgs `json:"exec,omitempty"` // run one input (the loop pauses for it)
 	Stop bool      `json:"stop,omitempty"` // pause the loop; the worker stays ready for Exec
@@ -35,12 +39,14 @@ type Focus struct {
 	Counters []uint32 `json:"counters,omitempty"`
 }
 
-// FuzzArgs starts the loop from an initial corpus.
+// FuzzArgs starts the loop from the initial corpus (seeds, cached corpus) sent
+// before it in Load requests.
 type FuzzArgs struct {
-	Types  []string `json:"types"`          // argument types, as TypeName spells them
-	Corpus []Entry  `json:"corpus"`         // initial entries (seeds, cached corpus)
-	Seed   uint64   `json:"seed"`           // for the mutator's PRNG
-	MaxLen int      `json:"maxLen"`         // bound on []byte/string length produced by mutation
+	Types []string `json:"types"` // argument types, as TypeName spells them
+	Seed  uint64   `json:"seed"`  // for the mutator's PRNG
+	// MaxLen bounds the []byte and string lengths mutation produces; the worker
+	// raises it to its largest initial value, so a seed's size is never cut.
+	MaxLen int      `json:"maxLen"`
 	Dict   [][]byte `json:"dict,omitempty"` // bytes, not strings: JSON would mangle invalid UTF-8
 }
 
@@ -60,6 +66,7 @@ type ExecArgs struct {
 type Message struct {
 	Hello  *Hello       `json:"hello,omitempty"`
 	Seeds  *Seeds       `json:"seeds,omitempty"`
+	Seed   *Seed        `json:"seed,omitempty"`
 	New    *Entry       `json:"new,omitempty"`
 	Crash  *CrashReport `json:"crash,omitempty"`
 	Result *ExecResult  `json:"result,omitempty"`
@@ -74,10 +81,11 @@ type Hello struct {
 	Baseline []uint32 `json:"baseline,omitempty"`
 }
 
-// Seeds is the answer of a ModeSeeds run.
+// Seeds begins the answer of a ModeSeeds run: the argument types and how many
+// Seed messages follow.
 type Seeds struct {
-	Types  []string `json:"types"`
-	Inputs []Seed   `json:"inputs"`
+	Types []string `json:"types"`
+	Count int      `json:"count"`
 }
 
 // Seed is one seed corpus entry: from f.Add (Path empty) or testdata/fuzz.

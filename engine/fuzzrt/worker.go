@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -68,8 +69,9 @@ type worker struct {
 	mut       *Mutator
 	tokens    int // dictionary tokens added so far
 	cmpRounds int
-	maxLen    int
+	maxLen    int // FuzzArgs.MaxLen, or the longest []byte or string of the initial corpus
 	types     []string
+	loaded    [][]any // initial entries received (Load) for the next Fuzz request
 
 	crashes     map[string]int // local dedup: failure key → repeats not yet reported
 	lastRepeats time.Time
@@ -112,11 +114,12 @@ func (w *worker) readRequests() {
 			}
 		}
 	}()
-	sc := bufio.NewScanner(w.rt.in)
-	sc.Buffer(make([]byte, 1<<20), MaxInput*2)
-	for sc.Scan() {
+	dec := json.NewDecoder(bufio.NewReader(w.rt.in))
+	for {
 		var r Request
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		if err := dec.Decode(&r); err == io.EOF {
+			os.Exit(0)
+		} else if err != nil {
 			fmt.Fprintf(os.Stderr, "fuzzls worker: bad request: %v\n", err)
 			os.Exit(3)
 		}
@@ -131,7 +134,6 @@ func (w *worker) readRequests() {
 		default:
 		}
 	}
-	os.Exit(0)
 }
 
 // handle applies one request. A Fuzz request arms the loop; Stop disarms it.
@@ -157,6 +159,10 @@ func (w *worker) handle(r Request) {
 		if w.mut != nil {
 			w.reweigh()
 		}
+	case r.Load != nil:
+		if vals, err := Unmarshal([]byte(r.Load.Input)); err == nil {
+			w.loaded = append(w.loaded, vals)
+		}
 	case r.Fuzz != nil:
 		w.startFuzzing(r.Fuzz)
 	case r.Add != nil:
@@ -164,6 +170,7 @@ func (w *worker) handle(r Request) {
 		if err != nil {
 			return
 		}
+		w.maxLen = max(w.maxLen, longestValue(vals))
 		for _, c := range r.Add.Cov {
 			if i := int(c >> 8); i < len(w.seen) {
 				w.seen[i] |= uint8(c)
@@ -194,11 +201,10 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 		w.mut.AddDict(a.Dict)
 	}
 	w.corpus = w.corpus[:0]
-	for _, e := range a.Corpus {
-		vals, err := Unmarshal([]byte(e.Input))
-		if err != nil {
-			continue
-		}
+	loaded := w.loaded
+	w.loaded = nil
+	for _, vals := range loaded {
+		w.maxLen = max(w.maxLen, longestValue(vals))
 		w.execute(vals, true)
 	}
 	if len(w.corpus) == 0 {
@@ -570,6 +576,20 @@ func FailureKey(out string) string {
 		}
 	}
 	return b.String()
+}
+
+// longestValue is the length of the longest []byte or string among vals.
+func longestValue(vals []any) int {
+	n := 0
+	for _, v := range vals {
+		switch v := v.(type) {
+		case []byte:
+			n = max(n, len(v))
+		case string:
+			n = max(n, len(v))
+		}
+	}
+	return n
 }
 
 func cloneInto(dst, src []any) []any {
