@@ -35,7 +35,7 @@ func requireEngine(t *testing.T) {
 				}
 			}
 		}()
-		_, _ = engine.Discover(context.Background(), "../testdata/calc", ".")
+		_, _ = engine.Discover(context.Background(), engine.BuildFlags{}, "../testdata/calc", ".")
 		return false
 	}()
 	if draft {
@@ -310,4 +310,36 @@ func alive(pid int) bool {
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+}
+
+// The buildFlags setting reaches the package load and the build: a target
+// behind //go:build integration is found, fuzzed, and its bug's diagnostic
+// lands in the tagged file. Without the setting the daemon finds no such target.
+func TestBuildFlagsSetting(t *testing.T) {
+	requireEngine(t)
+	dir := copyDir(t, "../testdata/flags")
+	testGo := filepath.Join(dir, "tagged", "decode_integration_test.go")
+	decodeGo := filepath.Join(dir, "tagged", "decode_integration.go")
+	bugLine := lineOf(t, decodeGo, "MARK:tags")
+	start := fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzTagged"}
+
+	plain := startProcess(t)
+	plain.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	if _, err := plain.command(fproto.CommandStart, start); err == nil || !strings.Contains(err.Error(), "FuzzTagged (decode_integration_test.go:7, left out by //go:build integration)") {
+		t.Errorf("start without buildFlags: %v, want FuzzTagged left out by its constraint", err)
+	}
+
+	p := startProcess(t)
+	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir(), "buildFlags": []string{"-tags=integration"}})
+	p.open(decodeGo)
+	if _, err := p.command(fproto.CommandStart, start); err != nil {
+		t.Fatalf("start with buildFlags: %v", err)
+	}
+	c := p.client
+	decodeURI := string(uri.File(decodeGo))
+	c.await(t, "the crash diagnostic in the tagged file", 3*time.Minute, func() bool {
+		return slices.ContainsFunc(c.diags[decodeURI], func(d protocol.Diagnostic) bool {
+			return d.Range.Start.Line == uint32(bugLine-1) && d.Code == protocol.String(engine.KindPanic)
+		})
+	})
 }

@@ -31,7 +31,7 @@ func TestEnginePanicIsAnError(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"Discover", Options{discover: func(ctx context.Context, dir string, patterns ...string) ([]engine.Target, error) {
+		{"Discover", Options{discover: func(ctx context.Context, flags engine.BuildFlags, dir string, patterns ...string) ([]engine.Target, error) {
 			panic("engine bug in Discover")
 		}}, "engine bug in Discover"},
 		{"Start", Options{newEngine: func(engine.Options, func(engine.Event)) fuzzEngine { return panickyEngine{} }}, "engine bug in Start"},

@@ -192,7 +192,7 @@ func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol
 }
 
 // DidChangeConfiguration applies new settings. Engine settings (parallel,
-// timeout, rssLimitMB, nice, cacheDir, syncDir, keepFuzzing) take effect at the next start
+// timeout, rssLimitMB, nice, cacheDir, syncDir, keepFuzzing, buildFlags) take effect at the next start
 // once no session runs; autoStart "workspace" starts everything now.
 func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	s.mu.Lock()
@@ -295,6 +295,7 @@ type settings struct {
 	Nice        int           // the workers' nice value; 0 = the daemon's own
 	CacheDir    string        // engine default if empty
 	SyncDir     string        // shared with fuzzls fuzz -sync (engine Options.Sync); "" = none
+	BuildFlags  engine.BuildFlags
 }
 
 // defaultNice is the daemon's workers' nice value unless set: fuzzing on every
@@ -317,6 +318,7 @@ func (st *settings) update(raw []byte) error {
 		Nice        *int            `json:"nice"`
 		CacheDir    *string         `json:"cacheDir"`
 		SyncDir     *string         `json:"syncDir"`
+		BuildFlags  *[]string       `json:"buildFlags"`
 	}
 	var outer struct {
 		Fuzzls *json.RawMessage `json:"fuzzls"`
@@ -402,6 +404,13 @@ func (st *settings) update(raw []byte) error {
 			*d.dst = dir
 		}
 	}
+	if w.BuildFlags != nil {
+		flags, err := engine.ParseBuildFlags(*w.BuildFlags)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("buildFlags: %v", err))
+		}
+		st.BuildFlags = flags // the flags understood, as the other settings
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -416,6 +425,7 @@ func (st settings) engineOptions(log io.Writer) engine.Options {
 		KeepFuzzing: st.KeepFuzzing,
 		RSSLimitMB:  st.RSSLimitMB,
 		Nice:        st.Nice,
+		Build:       st.BuildFlags,
 		Log:         log,
 		Persistent:  true,
 		// Failures found on other machines are run here and reported like

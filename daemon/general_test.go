@@ -19,6 +19,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"fuzzls.dev/fuzzls/engine"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -390,13 +391,17 @@ func TestSettings(t *testing.T) {
 			settings{AutoStart: "openFiles", KeepFuzzing: true, Timeout: time.Minute, Nice: 19}, false},
 		{"bad values keep the good ones", `{"autoStart":"always","parallel":-1,"rssLimitMB":100,"nice":20,"cacheDir":"rel"}`,
 			settings{AutoStart: "off", KeepFuzzing: true, RSSLimitMB: 100, Nice: defaultNice}, true},
+		{"buildFlags", `{"fuzzls":{"buildFlags":["-tags","integration e2e","-race","-ldflags=-X main.v=1"]}}`,
+			settings{AutoStart: "off", KeepFuzzing: true, Nice: defaultNice, BuildFlags: engine.BuildFlags{Tags: "e2e,integration", Race: true, LDFlags: "-X main.v=1"}}, false},
+		{"buildFlags unsupported keep the others", `{"buildFlags":["-mod=vendor","-race"]}`,
+			settings{AutoStart: "off", KeepFuzzing: true, Nice: defaultNice, BuildFlags: engine.BuildFlags{Race: true}}, true},
 	} {
 		st := defaultSettings()
 		err := st.update([]byte(tc.json))
 		if (err != nil) != tc.wantErr || st != tc.want {
 			t.Errorf("%s: got %+v, %v; want %+v, error %v", tc.desc, st, err, tc.want, tc.wantErr)
 		}
-		if o := st.engineOptions(nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel {
+		if o := st.engineOptions(nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != st.BuildFlags {
 			t.Errorf("%s: engine options %+v do not follow the settings %+v", tc.desc, o, st)
 		}
 	}

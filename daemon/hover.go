@@ -48,7 +48,10 @@ func crashMarkdown(c *engine.Crash) string {
 	fmt.Fprintf(&b, "**%s: %s** (%s, seen %d×)\n\n", c.Target.Name, c.Kind, state, max(c.Count, 1))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", strings.TrimSpace(c.Message))
 	fmt.Fprintf(&b, "Input:\n\n```go\n%s\n```\n\n", strings.TrimRight(c.Input, "\n"))
-	if len(c.Frames) > 0 {
+	if c.Kind == engine.KindRace && c.Output != "" {
+		// Both goroutines' stacks, under the race detector's own headings.
+		fmt.Fprintf(&b, "Race report:\n\n```\n%s\n```\n\n", strings.TrimSpace(c.Output))
+	} else if len(c.Frames) > 0 {
 		b.WriteString("Stack:\n\n```\n")
 		for _, f := range c.Frames {
 			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
@@ -66,12 +69,5 @@ func replayCommand(c *engine.Crash) string {
 	if dir == "" {
 		dir = filepath.Dir(c.Target.File)
 	}
-	return fmt.Sprintf("cd %s && go test -run='^%s$/^%s$' .", shellQuote(dir), c.Target.Name, corpusName(corpusFile(c.Input)))
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return fmt.Sprintf("cd %s && go test%s -run='^%s$/^%s$' .", engine.ShellQuote(dir), c.ReplayFlags(), c.Target.Name, corpusName(corpusFile(c.Input)))
 }

@@ -38,7 +38,7 @@ type Options struct {
 
 	// newEngine and discover replace the engine in this package's tests.
 	newEngine func(engine.Options, func(engine.Event)) fuzzEngine
-	discover  func(ctx context.Context, dir string, patterns ...string) ([]engine.Target, error)
+	discover  func(ctx context.Context, flags engine.BuildFlags, dir string, patterns ...string) ([]engine.Target, error)
 
 	// newFSWatcher replaces fsnotify.NewWatcher in this package's tests, to
 	// make watching fail as it does when the inotify limits are reached.

@@ -142,7 +142,10 @@ func (s *server) discover(ctx context.Context, dir string, patterns ...string) (
 			err = fmt.Errorf("discovering fuzz targets in %s: engine: %v", dir, r)
 		}
 	}()
-	return s.opts.discover(ctx, dir, patterns...)
+	s.mu.Lock()
+	flags := s.settings.BuildFlags
+	s.mu.Unlock()
+	return s.opts.discover(ctx, flags, dir, patterns...)
 }
 
 // startSession starts t unless it runs already.

@@ -45,7 +45,18 @@ type Options struct {
 	// NoFocus counts changed blocks but does not direct fuzzing at them: only to
 	// measure what the direction brings (bench/focus).
 	NoFocus bool
+	// Build are go test's flags for the load and the build (-tags, -race,
+	// -ldflags, -gcflags); with Race, a data race is a failure of kind race.
+	Build BuildFlags
 }
+
+// BuildFlags are the go test flags the engine passes to the package load and the
+// build (see instrument.BuildFlags).
+type BuildFlags = instrument.BuildFlags
+
+// ParseBuildFlags reads a list of go command flags such as vscode-go's
+// go.buildFlags ("-tags=integration", "-race"); see instrument.ParseBuildFlags.
+func ParseBuildFlags(args []string) (BuildFlags, error) { return instrument.ParseBuildFlags(args) }
 
 // Target is one fuzz function found in a package's test files.
 type Target struct {
@@ -76,6 +87,7 @@ const (
 	KindHang           = "hang"
 	KindOOM            = "oom"
 	KindLeak           = "leak" // goroutines the input started stay blocked (Options.Leaks)
+	KindRace           = "race" // a data race, found by a -race build
 	// KindSlow is no failure: an input that ran past the adaptive hang limit and
 	// then finished. A warning: it never fails a run nor counts in Stats.Crashes.
 	KindSlow = "slow"
@@ -102,6 +114,9 @@ type Crash struct {
 	// Elsewhere: another process of the sync directory recorded this failure
 	// first and reported it (Options.Sync): not reported or counted here.
 	Elsewhere bool
+	// BuildFlags are the go test flags of the build that found it (-race,
+	// -tags=...): a replay with go test needs them.
+	BuildFlags []string
 }
 
 // Block is one instrumented basic block: a counter and its source range.

@@ -200,3 +200,52 @@ testing.(*F).Fuzz.func1(0x1)
 		t.Errorf("got %s %q at %s:%d, want fatal \"SIGILL: illegal instruction\" at /work/c/ill_amd64.s:4", f.kind, f.message, f.file, f.line)
 	}
 }
+
+// TestRaceOrder: the race detector reports whichever access came second as the
+// current one; the same race with the goroutines the other way round is the same
+// failure (signature and ID), placed at the same line.
+func TestRaceOrder(t *testing.T) {
+	report := func(first, second string) string {
+		return `==================
+WARNING: DATA RACE
+` + first + `
+
+` + second + `
+
+Goroutine 8 (running) created at:
+  example.com/m.Count()
+      /work/m/m.go:11 +0x226
+==================
+`
+	}
+	inGoroutine := `Write at 0x00c000012345 by goroutine 8:
+  example.com/m.Count.func1()
+      /work/m/m.go:13 +0x44`
+	inCaller := `Read at 0x00c000012345 by goroutine 7:
+  example.com/m.Count()
+      /work/m/m.go:15 +0x100
+  example.com/m.FuzzCount.func1()
+      /work/m/m_test.go:9 +0x58`
+	u := userFrames{dirs: []string{"/work/m"}}
+	a := classifyDeath(death{stderr: report(inGoroutine, "Previous r"+inCaller[1:]), exitCode: 66}, u, "FuzzCount.func")
+	b := classifyDeath(death{stderr: report(inCaller, "Previous w"+inGoroutine[1:]), exitCode: 66}, u, "FuzzCount.func")
+	for _, f := range []*failure{a, b} {
+		if f.kind != KindRace || f.file != "/work/m/m.go" || f.line != 13 {
+			t.Errorf("%s at %s:%d (%s), want race at /work/m/m.go:13", f.kind, f.file, f.line, f.message)
+		}
+		if !strings.Contains(f.message, "m.go:13") || !strings.Contains(f.message, "m.go:15") {
+			t.Errorf("message %q does not name both accesses", f.message)
+		}
+		if len(f.frames) != 4 || f.frames[3].Line != 11 {
+			t.Errorf("frames %+v: want both accesses, then the goroutine's creation", f.frames)
+		}
+	}
+	if !a.same(b) || crashID(Target{Package: "example.com/m", Name: "FuzzCount"}, a, "/work/m") != crashID(Target{Package: "example.com/m", Name: "FuzzCount"}, b, "/work/m") {
+		t.Errorf("signatures %q and %q differ", a.signature(), b.signature())
+	}
+	// Another race on the same line is another failure.
+	other := strings.Replace(report(inGoroutine, "Previous r"+inCaller[1:]), "m.go:15", "m.go:16", 1)
+	if c := classifyDeath(death{stderr: other, exitCode: 66}, u, "FuzzCount.func"); c.same(a) {
+		t.Errorf("races 13/15 and 13/16 are the same failure (%q)", c.signature())
+	}
+}

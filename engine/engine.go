@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,7 +48,9 @@ func New(opts Options, observe func(Event)) *Engine {
 		observe = func(Event) {}
 	}
 	removeOrphanTempDirs(opts.CacheDir)
-	return &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel)}
+	e := &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel)}
+	e.loader.Flags = opts.Build
+	return e
 }
 
 // Options returns the engine's options with defaults filled in.
@@ -53,9 +58,10 @@ func (e *Engine) Options() Options { return e.opts }
 
 // Discover lists the fuzz targets of the packages matching patterns (as `go test`
 // patterns, e.g. "./...") in the module or workspace at dir. Targets whose shape is
-// wrong are reported in the error, together with the ones found.
-func Discover(ctx context.Context, dir string, patterns ...string) ([]Target, error) {
-	var l instrument.Loader
+// wrong are reported in the error, together with the ones found. The build flags
+// decide which files are in (-tags).
+func Discover(ctx context.Context, flags BuildFlags, dir string, patterns ...string) ([]Target, error) {
+	l := instrument.Loader{Flags: flags}
 	return discover(ctx, &l, dir, patterns)
 }
 
@@ -86,7 +92,36 @@ func discover(ctx context.Context, l *instrument.Loader, dir string, patterns []
 			_, berr = instrument.Build(ctx, p, instrument.BuildOptions{})
 		}
 	}
+	if len(out) == 0 && berr == nil {
+		berr = constrainedError(dir, pkgs)
+	}
 	return out, berr
+}
+
+// constrainedError says, when no target was found, which targets the build
+// constraints leave out (a file behind //go:build integration without -tags
+// integration): go test would say "no test files" or run nothing. nil if none.
+func constrainedError(dir string, pkgs []*instrument.Package) error {
+	var list []string
+	for _, p := range pkgs {
+		for _, t := range p.Constrained {
+			file := t.File
+			if abs, err := filepath.Abs(dir); err == nil {
+				if rel, err := filepath.Rel(abs, file); err == nil && !strings.HasPrefix(rel, "..") {
+					file = rel
+				}
+			}
+			why := "the build constraints"
+			if t.Constraint != "" {
+				why = t.Constraint
+			}
+			list = append(list, fmt.Sprintf("%s (%s:%d, left out by %s)", t.Name, file, t.Line, why))
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	return fmt.Errorf("no fuzz targets with these build flags: %s; give the tags they need (fuzzls fuzz -tags, or the buildFlags setting)", strings.Join(list, ", "))
 }
 
 // Close stops every session and waits until all worker processes are gone.

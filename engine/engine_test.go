@@ -232,7 +232,7 @@ func truncate(s string, n int) string {
 func TestWorkspace(t *testing.T) {
 	dir := copyTree(t, "../testdata/workspace")
 	app := filepath.Join(dir, "app")
-	targets, err := Discover(t.Context(), app, "./...")
+	targets, err := Discover(t.Context(), BuildFlags{}, app, "./...")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,8 @@ func (s *Session) onFailure(f *failure, input string) bool {
 		}
 	}
 	c := &Crash{ID: crashID(s.target, f, s.moduleDirLocked()), Target: s.target, Kind: f.kind, Message: f.message,
-		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1, Known: s.testdata[input]}
+		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1, Known: s.testdata[input],
+		BuildFlags: s.e.opts.Build.Args()}
 	s.firsts[c] = f
 	s.byKey[key] = c
 	s.crashes = append(s.crashes, c)
@@ -247,6 +248,9 @@ func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
 				f, _ := s.deathFailure(w)
 				w.release()
 				r.w = nil
+				if w.wasRecycled() {
+					return nil, false
+				}
 				return f, true
 			}
 			if m.Result == nil || m.Result.ID != r.id {

@@ -214,6 +214,14 @@ func (s *Session) fuzz() outcome {
 					continue // killed by us
 				}
 				e.sched.release()
+				if ev.w.wasRecycled() {
+					fmt.Fprintf(o.Log, "fuzzls: %s: worker replaced: its resident memory passed the limit, the race detector keeping memory for every goroutine started\n", s.target.Name)
+					ev.w.release()
+					if len(s.liveWorkers()) < want {
+						start()
+					}
+					continue
+				}
 				f, input := s.deathFailure(ev.w)
 				ev.w.release()
 				if input != "" && f.kind == KindExit && f.exitSignal && !s.confirm(f, input) {

@@ -156,7 +156,13 @@ func FormatCrash(c *Crash) string {
 	if c.File != "" {
 		fmt.Fprintf(&b, "    at %s:%d\n", c.File, c.Line)
 	}
-	if len(c.Frames) > 0 {
+	if c.Kind == KindRace && c.Output != "" {
+		// Both accesses' stacks and their goroutines' creation, as the race detector says them.
+		b.WriteString("\n")
+		for _, l := range strings.Split(c.Output, "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	} else if len(c.Frames) > 0 {
 		b.WriteString("\n    stack:\n")
 		for _, f := range c.Frames {
 			if f.Function != "" {
@@ -178,10 +184,28 @@ func FormatCrash(c *Crash) string {
 		fmt.Fprintf(&b, "\n    saved to %s\n", c.Path)
 		fmt.Fprintf(&b, "    replay with go test (in %s):\n", c.Target.Dir)
 		fmt.Fprintf(&b, "      mkdir -p testdata/fuzz/%s && cp %s testdata/fuzz/%s/\n", c.Target.Name, c.Path, c.Target.Name)
-		fmt.Fprintf(&b, "      go test -run=%s/%s\n", c.Target.Name, name)
+		fmt.Fprintf(&b, "      go test%s -run=%s/%s\n", c.ReplayFlags(), c.Target.Name, name)
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// ReplayFlags are the crash's BuildFlags for a shell command line, each after a
+// space: "" or " -race -tags=integration".
+func (c *Crash) ReplayFlags() string {
+	var b strings.Builder
+	for _, a := range c.BuildFlags {
+		b.WriteString(" " + ShellQuote(a))
+	}
+	return b.String()
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func firstLine(s string) string {

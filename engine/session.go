@@ -488,7 +488,7 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 	s.mu.Unlock()
 	// One build at a time: they compete for the same cores and the same go cache.
 	e.buildMu.Lock()
-	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp})
+	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp, Flags: e.opts.Build})
 	e.buildMu.Unlock()
 	if err != nil {
 		var be *BuildError

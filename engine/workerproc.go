@@ -51,6 +51,14 @@ type workerProc struct {
 	waitErr  error
 	rssLimit int64 // bytes; 0 = none
 	oom      bool  // stopped for exceeding rssLimit
+	// race: a -race build, whose watchdog replaces the worker past rssLimit
+	// (recycled) rather than report an oom: the race detector keeps memory for
+	// every goroutine the target ever started (about 600 bytes each, never given
+	// back), so a target that starts goroutines grows every worker without bound.
+	// An input that allocates past the limit is still an oom: the worker's own
+	// per-execution allocation check (fuzzrt/memlimit.go) finds it.
+	race     bool
+	recycled bool
 }
 
 // hangWatch is how a worker's watchdog treats an execution past the session's
@@ -82,7 +90,9 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 		os.RemoveAll(memDir)
 		return nil, err
 	}
-	if mb := heapFloorMB(rssLimitMB, o.Parallel, physicalMemoryMB()); mb > 0 {
+	// No heap floor in a race build: the race detector's shadow of the heap the
+	// floor lets grow between collections would be resident several times over.
+	if mb := heapFloorMB(rssLimitMB, o.Parallel, physicalMemoryMB()); mb > 0 && !bin.Flags.Race {
 		cmd.Env = append(cmd.Env, fuzzrt.EnvHeapFloor+"="+strconv.Itoa(mb))
 	}
 	if o.Nice > 0 {
@@ -100,7 +110,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 	}
 	w := &workerProc{cmd: cmd, in: inW, mem: mem, memDir: memDir, stderr: newTailBuffer(1 << 20),
 		msgs: make(chan *fuzzrt.Message, 256), done: make(chan struct{}), watched: make(chan struct{}), outWake: make(chan struct{}, 1),
-		rssLimit: int64(max(rssLimitMB, 0)) << 20}
+		rssLimit: int64(max(rssLimitMB, 0)) << 20, race: bin.Flags.Race}
 	cmd.Stderr = w.stderr
 	err = cmd.Start()
 	// The child has its own copies of the pipe ends it uses.
@@ -164,6 +174,9 @@ func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (
 	cmd = exec.Command(bin.Path, args...)
 	cmd.Dir = bin.Package.Dir
 	cmd.Env = append(os.Environ(), fuzzrt.EnvMode+"="+mode, fuzzrt.EnvMem+"="+memPath, "GOTRACEBACK=all")
+	if bin.Flags.Race {
+		cmd.Env = append(cmd.Env, raceEnv())
+	}
 	ownGroup(cmd)
 	fuzzrt.PassPipes(cmd, inR, outW)
 	return cmd, inW, outR, []*os.File{inR, outW}, nil
@@ -240,6 +253,14 @@ func (w *workerProc) writeOutbox() {
 	}
 }
 
+// wasRecycled reports whether the watchdog replaced the worker (see recycled):
+// its death is no failure.
+func (w *workerProc) wasRecycled() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.recycled
+}
+
 func (w *workerProc) setBusy(b bool) {
 	w.mu.Lock()
 	w.busy = b
@@ -286,6 +307,7 @@ func (w *workerProc) watch(hw hangWatch) {
 	j := newJudge(w.rssLimit, hw.quick)
 	start := time.Now()
 	var suspectInput string // the suspected execution's input, read while it ran
+	var memFirst int64 = -1 // resident bytes at the first probe
 	for {
 		select {
 		case <-w.done:
@@ -294,6 +316,9 @@ func (w *workerProc) watch(hw hangWatch) {
 		}
 		limit.observe(w.mem.Slowest())
 		mem, cpu := w.usage()
+		if memFirst < 0 {
+			memFirst = mem
+		}
 		w.mu.Lock()
 		busy := w.busy
 		w.mu.Unlock()
@@ -309,6 +334,18 @@ func (w *workerProc) watch(hw hangWatch) {
 			}
 			suspectInput = ""
 		case verdictOOM:
+			if w.race {
+				// Replaced, not an oom (see race), once it has grown by half the
+				// limit since it started: one that starts past it runs.
+				if mem-memFirst > w.rssLimit/2 {
+					w.mu.Lock()
+					w.recycled = true
+					w.mu.Unlock()
+					killGroup(w.cmd.Process)
+					return
+				}
+				continue
+			}
 			w.mu.Lock()
 			w.oom = true
 			w.mu.Unlock()

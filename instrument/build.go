@@ -47,6 +47,8 @@ type Binary struct {
 	// the module's own directory: the compiler, and so every stack trace, names
 	// the copy's files.
 	Copies map[string]string
+	// Flags are the go test flags it was built with (Race: run it with GORACE set).
+	Flags BuildFlags
 }
 
 // Block is one counter's range in the user's original file.
@@ -60,6 +62,7 @@ type BuildOptions struct {
 	CacheDir string // build products go under CacheDir/build
 	Runtime  fs.FS  // the runtime's Go sources (package fuzzrt), copied into the build
 	NoCmp    bool   // leave out comparison hooks (for measuring their cost)
+	Flags    BuildFlags
 }
 
 // BuildError is a package that does not compile. Output names the user's files.
@@ -122,6 +125,9 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if err := CheckToolchain(ctx, pkg.Dir, opts.Runtime); err != nil {
 		return nil, err
 	}
+	if err := opts.Flags.checkRace(ctx, pkg.Dir); err != nil {
+		return nil, err
+	}
 	var warnings []string
 	if !opts.NoCmp {
 		vh := loadVarHooks(buildDir(opts, pkg))
@@ -160,9 +166,9 @@ func firstError(be *BuildError) string {
 	return line
 }
 
-// buildDir is where pkg's build products go.
+// buildDir is where pkg's build products go: one directory per set of flags.
 func buildDir(opts BuildOptions, pkg *Package) string {
-	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir))
+	sum := sha256.Sum256([]byte(pkg.ImportPath + "\x00" + pkg.Dir + opts.Flags.key()))
 	return filepath.Join(opts.CacheDir, "build", pkg.Name+"-"+hex.EncodeToString(sum[:6]))
 }
 
@@ -174,7 +180,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return nil, err
 	}
-	bin := &Binary{Package: pkg}
+	bin := &Binary{Package: pkg, Flags: opts.Flags}
 	overlay := map[string]string{}
 	var files []instrumented
 	var berr BuildError
@@ -318,6 +324,11 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			if bytes.Equal(out, data) { // not instrumented (cgo)
 				continue
 			}
+			if opts.Flags.Race {
+				if out, err = raceSafe(out, NewFileID(u.importPath, i)); err != nil {
+					return nil, err
+				}
+			}
 			origName := name
 			if dst, ok := copyDst[name]; ok { // a dependency's copy: ours to write
 				if err := writeIfChanged(dst, out); err != nil {
@@ -410,7 +421,8 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	// Build next to the final name and rename: workers running the old binary keep it.
 	bin.Path = filepath.Join(dir, pkg.Name+".test")
 	tmp := fmt.Sprintf("%s.%d.tmp", bin.Path, time.Now().UnixNano())
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off", ".")
+	args := append([]string{"test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off"}, opts.Flags.Args()...)
+	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
 	cmd.Dir = pkg.Dir
 	pkg.goCommand(cmd, dir)
 	unguard := guard(cmd)

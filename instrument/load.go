@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"os"
@@ -28,8 +29,16 @@ type Package struct {
 	GoFiles    []string // non-test files (absolute), in build order
 	TestFiles  []string // internal _test.go files
 	XTestFiles []string // external (package name_test) _test.go files
-	Deps       []*Dep   // dependencies inside the workspace's modules, to instrument
-	Targets    []Target
+	// IgnoredFiles are the package directory's Go files that the build
+	// constraints leave out with these build flags (a //go:build integration file
+	// without -tags integration): an edit to one (its constraint may have
+	// changed) makes a new load.
+	IgnoredFiles []string
+	// Constrained are the fuzz targets of test files among IgnoredFiles: what
+	// -tags would bring in. Their Constraint says why they are out.
+	Constrained []Target
+	Deps        []*Dep // dependencies inside the workspace's modules, to instrument
+	Targets     []Target
 	// TestMain is "", "internal" or "external": where the user's TestMain is.
 	TestMain string
 	// Errors are problems found while loading (parse errors, bad target shapes).
@@ -66,6 +75,9 @@ type Target struct {
 	File     string
 	Line     int
 	External bool // declared in the external test package
+	// Constraint: of a target in a file the build constraints leave out
+	// (Package.Constrained), the file's //go:build line, if it has one.
+	Constraint string
 }
 
 // Loader loads packages and caches the results, because a load with
@@ -76,6 +88,8 @@ type Target struct {
 // go.mod, go.sum and go.work that decide its dependencies. Invalidate drops the
 // cache.
 type Loader struct {
+	Flags BuildFlags // build flags of the load (-tags decides which files are in); set before the first Load
+
 	mu    sync.Mutex
 	cache map[string]cachedLoad
 }
@@ -101,7 +115,7 @@ func (l *Loader) Load(ctx context.Context, dir string, patterns ...string) ([]*P
 	if ok && loadStamp(dir, c.pkgs) == c.stamp {
 		return c.pkgs, nil
 	}
-	pkgs, err := load(ctx, dir, patterns)
+	pkgs, err := load(ctx, dir, l.Flags, patterns)
 	if err != nil {
 		return nil, err
 	}
@@ -118,12 +132,15 @@ func (l *Loader) Load(ctx context.Context, dir string, patterns ...string) ([]*P
 // loadStamp sums up what a load of dir that found pkgs depends on, other than
 // the contents of Go files (a build reads those anew): the names of the Go files
 // in dir, in the packages' directories and in their workspace dependencies'
-// directories, and the size and time of the module files.
+// directories, and the size and time of the module files and of the Go files
+// the build constraints leave out (an edit may have changed their constraint).
 func loadStamp(dir string, pkgs []*Package) string {
 	dirs := map[string]bool{dir: true}
 	modFiles := map[string]bool{}
+	var ignored []string
 	for _, p := range pkgs {
 		dirs[p.Dir] = true
+		ignored = append(ignored, p.IgnoredFiles...)
 		if p.ModuleDir != "" {
 			modFiles[filepath.Join(p.ModuleDir, "go.mod")] = true
 			modFiles[filepath.Join(p.ModuleDir, "go.sum")] = true
@@ -151,7 +168,7 @@ func loadStamp(dir string, pkgs []*Package) string {
 			}
 		}
 	}
-	for _, f := range sortedKeys(modFiles) {
+	for _, f := range append(sortedKeys(modFiles), ignored...) {
 		if fi, err := os.Stat(f); err == nil {
 			fmt.Fprintf(&b, "%s %d %d\x00", f, fi.Size(), fi.ModTime().UnixNano())
 		}
@@ -168,12 +185,16 @@ func sortedKeys(m map[string]bool) []string {
 	return keys
 }
 
-func load(ctx context.Context, dir string, patterns []string) ([]*Package, error) {
+func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) ([]*Package, error) {
 	cfg := &packages.Config{
-		Context: ctx,
-		Dir:     dir,
-		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
-		Tests:   true,
+		Context:    ctx,
+		Dir:        dir,
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
+		Tests:      true,
+		BuildFlags: flags.Args(),
+	}
+	if err := flags.checkRace(ctx, dir); err != nil {
+		return nil, err
 	}
 	roots, err := packages.Load(cfg, patterns...)
 	if err != nil {
@@ -209,6 +230,11 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 			StdGOROOT:  stdGOROOT,
 			GoFiles:    p.GoFiles,
 		}
+		for _, f := range p.IgnoredFiles {
+			if strings.HasSuffix(f, ".go") {
+				pkg.IgnoredFiles = append(pkg.IgnoredFiles, f)
+			}
+		}
 		if len(p.GoFiles) > 0 {
 			pkg.Dir = filepath.Dir(p.GoFiles[0])
 		}
@@ -235,7 +261,11 @@ func load(ctx context.Context, dir string, patterns []string) ([]*Package, error
 				pkg.Dir = filepath.Dir(xv.GoFiles[0])
 			}
 		}
+		pkg.Constrained = constrainedTargets(pkg.IgnoredFiles)
 		if len(pkg.TestFiles)+len(pkg.XTestFiles) == 0 {
+			if len(pkg.Constrained) > 0 { // for saying why there is no target
+				out = append(out, pkg)
+			}
 			continue
 		}
 		findTargets(pkg)
@@ -348,6 +378,40 @@ func findTargets(pkg *Package) {
 	}
 	scan(pkg.TestFiles, false)
 	scan(pkg.XTestFiles, true)
+}
+
+// constrainedTargets lists the fuzz targets of the test files among ignored
+// (files the build constraints leave out), with each file's //go:build line.
+func constrainedTargets(ignored []string) []Target {
+	var out []Target
+	fset := token.NewFileSet()
+	for _, name := range ignored {
+		if !strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution|parser.ParseComments)
+		if err != nil {
+			continue
+		}
+		goBuild := ""
+		for _, g := range f.Comments {
+			if g.Pos() >= f.Package {
+				break
+			}
+			for _, c := range g.List {
+				if constraint.IsGoBuild(c.Text) {
+					goBuild = c.Text
+				}
+			}
+		}
+		testingName := fileImportName(f, "testing")
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && isFuzzName(fd.Name.Name) && takesTestingF(fd, testingName) {
+				out = append(out, Target{Name: fd.Name.Name, File: name, Line: fset.Position(fd.Pos()).Line, Constraint: goBuild})
+			}
+		}
+	}
+	return out
 }
 
 // isFuzzName is go test's rule: "Fuzz" alone or followed by a non-lowercase rune.

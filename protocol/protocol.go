@@ -136,4 +136,7 @@ type Settings struct {
 	Nice        int    `json:"nice"`        // the workers' nice value, 0 to 19; absent: 10
 	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes
 	SyncDir     string `json:"syncDir"`     // a directory shared with fuzzls fuzz -sync: others' corpus and failures; "": none
+	// BuildFlags are go test flags for the load and the build, as vscode-go's
+	// go.buildFlags: "-tags=integration", "-race", "-ldflags=…", "-gcflags=…".
+	BuildFlags []string `json:"buildFlags"`
 }

@@ -32,6 +32,11 @@ if ! command -v nvim >/dev/null || ! command -v clang >/dev/null; then
   apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim clang
 fi
 
+# -race builds (TestRace) need cgo, and cgo a C compiler.
+if ! command -v gcc >/dev/null; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc
+fi
+
 # Every Go release the Go team supports: the machine's (1.26) and the current one,
 # which the go command fetches from the module proxy.
 echo "== go test (Go $(go env GOVERSION))"

@@ -134,6 +134,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
 	ci := addCIFlags(fs)
 	focus := addFocusFlag(fs)
+	build := buildFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fuzzls fuzz [flags] [packages]")
 		fs.PrintDefaults()
@@ -162,7 +163,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		*rss = -1
 	}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Log: stderr}
+		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
 	ci.options(&opts)
 	if err := focus.options(&opts); err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
@@ -256,6 +257,7 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 	runRE := fs.String("run", "", "only the targets whose names match this regular expression")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory of the generated corpus")
 	chdir := fs.String("C", "", "change to this directory first")
+	build := buildFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -272,7 +274,7 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	e := engine.New(engine.Options{CacheDir: *cacheDir, Log: stderr}, nil)
+	e := engine.New(engine.Options{CacheDir: *cacheDir, Build: build(), Log: stderr}, nil)
 	defer e.Close()
 	targets, err := e.Targets(context.Background(), ".", patterns...)
 	if err != nil {
@@ -293,6 +295,18 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: corpus %d → %d entries\n", t.Name, before, after)
 	}
 	return status
+}
+
+// buildFlags defines go test's build flags that fuzzing takes (-tags, -race,
+// -ldflags, -gcflags) on fs; the function returned reads them once parsed.
+func buildFlags(fs *flag.FlagSet) func() engine.BuildFlags {
+	tags := fs.String("tags", "", "build tags, comma-separated, as go test -tags (e.g. integration)")
+	race := fs.Bool("race", false, "build the workers with the race detector (needs cgo and a C compiler): a data race is a failure of kind race")
+	ldflags := fs.String("ldflags", "", "linker flags, as go test -ldflags")
+	gcflags := fs.String("gcflags", "", "compiler flags, as go test -gcflags")
+	return func() engine.BuildFlags {
+		return engine.BuildFlags{Tags: *tags, Race: *race, LDFlags: *ldflags, GCFlags: *gcflags}
+	}
 }
 
 // chdirTo is go's -C: an empty dir means stay.

@@ -176,3 +176,27 @@ func TestCmin(t *testing.T) {
 		t.Errorf("the entry reaching the inner block was dropped")
 	}
 }
+
+// TestBuildFlags: -tags reaches the load and the build (a target behind
+// //go:build integration is fuzzed and its bug found; without the flag there is
+// no such target, as go test sees none), and -race where cgo is off says so.
+func TestBuildFlags(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/flags")
+	fuzz := func(env []string, args ...string) (int, string) {
+		cmd := exec.Command(bin, append([]string{"fuzz", "-cachedir", t.TempDir(), "-minimizetime", "10s", "-fuzztime", "60s", "-parallel", "1"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return exitCode(err), string(out)
+	}
+	if code, out := fuzz(nil, "./tagged"); code != 2 || !strings.Contains(out, "no fuzz targets") || !strings.Contains(out, "left out by //go:build integration") {
+		t.Errorf("without -tags: status %d, want 2, no fuzz targets and why\n%s", code, out)
+	}
+	if code, out := fuzz(nil, "-tags", "integration", "./tagged"); code != 1 || !strings.Contains(out, "tagged bug") || !strings.Contains(out, "go test -tags=integration -run=FuzzTagged/") {
+		t.Errorf("with -tags integration: status %d, want 1 and the tagged bug with its replay command\n%s", code, out)
+	}
+	if code, out := fuzz([]string{"CGO_ENABLED=0"}, "-race", "./racy"); code != 2 || !strings.Contains(out, "-race needs cgo, which is off here (CGO_ENABLED=0)") {
+		t.Errorf("-race without cgo: status %d, want 2 and why\n%s", code, out)
+	}
+}

@@ -166,8 +166,8 @@ func sarifCrash(root string, c *engine.Crash) sarifResult {
 		what = "Minimized failing input"
 	}
 	fmt.Fprintf(&msg, "%s (testdata/fuzz/%s/%s):\n%s\n", what, c.Target.Name, replayName(c), c.Input)
-	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then go test -run=%s/%s\n",
-		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), c.Target.Name, replayName(c))
+	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then go test%s -run=%s/%s\n",
+		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), c.ReplayFlags(), c.Target.Name, replayName(c))
 	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: sarifLevel(c.Kind), Message: sarifMessage{Text: msg.String()},
 		PartialFingerprints: map[string]string{"fuzzlsFailure/v1": c.ID}, BaselineState: "new"}
 	if c.Known {

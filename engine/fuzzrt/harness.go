@@ -99,7 +99,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		*h.CmpHooks[i] = rt.cmp.hook(base)
 		base += h.CmpSites[i]
 	}
-	rt.hasCmp = base > 0
+	rt.hasCmp = base > 0 && !raceBuild
 	return rt, nil
 }
 

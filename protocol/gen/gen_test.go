@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // TestGeneratedFileIsCurrent fails when vscode-extension/src/protocol.ts differs
@@ -88,5 +92,58 @@ type T struct{}
 				t.Errorf("output has unexported or json:\"-\" fields:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestSettingsDeclared: every daemon setting (protocol.Settings) is declared in
+// the extension's package.json as fuzzls.<name>, with the JSON type of its Go field.
+func TestSettingsDeclared(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "vscode-extension", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Contributes struct {
+			Configuration struct {
+				Properties map[string]struct {
+					Type  string `json:"type"`
+					Items *struct {
+						Type string `json:"type"`
+					} `json:"items"`
+				} `json:"properties"`
+			} `json:"configuration"`
+		} `json:"contributes"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	jsonType := func(k reflect.Kind) string {
+		switch k {
+		case reflect.String:
+			return "string"
+		case reflect.Int, reflect.Int64:
+			return "integer"
+		case reflect.Bool:
+			return "boolean"
+		case reflect.Slice:
+			return "array"
+		}
+		return k.String()
+	}
+	st := reflect.TypeFor[protocol.Settings]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		p, ok := pkg.Contributes.Configuration.Properties["fuzzls."+name]
+		if !ok {
+			t.Errorf("package.json does not declare fuzzls.%s", name)
+			continue
+		}
+		if want := jsonType(f.Type.Kind()); p.Type != want {
+			t.Errorf("fuzzls.%s is declared %q, want %q", name, p.Type, want)
+		}
+		if f.Type.Kind() == reflect.Slice && (p.Items == nil || p.Items.Type != jsonType(f.Type.Elem().Kind())) {
+			t.Errorf("fuzzls.%s's items are not declared %s", name, jsonType(f.Type.Elem().Kind()))
+		}
 	}
 }

@@ -41,6 +41,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 	const timeout = get<string>('timeout', '');
 	const cacheDir = get<string>('cacheDir', '');
 	const syncDir = get<string>('syncDir', '');
+	const buildFlags = get<unknown>('buildFlags', []);
 	return {
 		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? autoStart : 'off',
 		parallel: int(get<number>('parallel', 0), 0),
@@ -50,6 +51,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		nice: niceValue(int(get<number>('nice', 10), 10)),
 		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : '',
 		syncDir: typeof syncDir === 'string' ? expandHome(syncDir.trim()) : '',
+		buildFlags: Array.isArray(buildFlags) ? buildFlags.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()) : [],
 	};
 }
 

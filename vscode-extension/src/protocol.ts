@@ -143,4 +143,9 @@ export interface Settings {
 	nice: number;
 	cacheDir: string;
 	syncDir: string;
+	/**
+	 * BuildFlags are go test flags for the load and the build, as vscode-go's
+	 * go.buildFlags: "-tags=integration", "-race", "-ldflags=…", "-gcflags=…".
+	 */
+	buildFlags: string[] | null;
 }

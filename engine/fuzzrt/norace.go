@@ -1,0 +1,6 @@
+//go:build !race
+
+package fuzzrt
+
+// raceBuild: see race.go.
+const raceBuild = false
