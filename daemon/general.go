@@ -192,7 +192,7 @@ func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol
 }
 
 // DidChangeConfiguration applies new settings. Engine settings (parallel,
-// timeout, rssLimitMB, nice, cacheDir, syncDir, keepFuzzing, buildFlags) take effect at the next start
+// timeout, rssLimitMB, nice, cacheDir, syncDir, keepFuzzing, buildFlags, leaks) take effect at the next start
 // once no session runs; autoStart "workspace" starts everything now.
 func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	s.mu.Lock()
@@ -296,6 +296,7 @@ type settings struct {
 	CacheDir    string        // engine default if empty
 	SyncDir     string        // shared with fuzzls fuzz -sync (engine Options.Sync); "" = none
 	BuildFlags  engine.BuildFlags
+	Leaks       bool // report goroutine leaks (engine Options.Leaks)
 }
 
 // defaultNice is the daemon's workers' nice value unless set: fuzzing on every
@@ -319,6 +320,7 @@ func (st *settings) update(raw []byte) error {
 		CacheDir    *string         `json:"cacheDir"`
 		SyncDir     *string         `json:"syncDir"`
 		BuildFlags  *[]string       `json:"buildFlags"`
+		Leaks       *bool           `json:"leaks"`
 	}
 	var outer struct {
 		Fuzzls *json.RawMessage `json:"fuzzls"`
@@ -351,6 +353,9 @@ func (st *settings) update(raw []byte) error {
 	}
 	if w.KeepFuzzing != nil {
 		st.KeepFuzzing = *w.KeepFuzzing
+	}
+	if w.Leaks != nil {
+		st.Leaks = *w.Leaks
 	}
 	if len(w.Timeout) > 0 && string(w.Timeout) != "null" {
 		var secs float64
@@ -426,6 +431,7 @@ func (st settings) engineOptions(log io.Writer) engine.Options {
 		RSSLimitMB:  st.RSSLimitMB,
 		Nice:        st.Nice,
 		Build:       st.BuildFlags,
+		Leaks:       st.Leaks,
 		Log:         log,
 		Persistent:  true,
 		// Failures found on other machines are run here and reported like

@@ -385,8 +385,8 @@ func TestSettings(t *testing.T) {
 		wantErr    bool
 	}{
 		{"empty", `{}`, defaultSettings(), false},
-		{"flat", `{"autoStart":"workspace","parallel":3,"keepFuzzing":false,"timeout":2.5,"rssLimitMB":512,"nice":0,"cacheDir":"/tmp/c"}`,
-			settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: 2500 * time.Millisecond, RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c"}, false},
+		{"flat", `{"autoStart":"workspace","parallel":3,"keepFuzzing":false,"timeout":2.5,"rssLimitMB":512,"nice":0,"cacheDir":"/tmp/c","leaks":true}`,
+			settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: 2500 * time.Millisecond, RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c", Leaks: true}, false},
 		{"section", `{"fuzzls":{"autoStart":"openFiles","timeout":"1m","nice":19}}`,
 			settings{AutoStart: "openFiles", KeepFuzzing: true, Timeout: time.Minute, Nice: 19}, false},
 		{"bad values keep the good ones", `{"autoStart":"always","parallel":-1,"rssLimitMB":100,"nice":20,"cacheDir":"rel"}`,
@@ -401,7 +401,7 @@ func TestSettings(t *testing.T) {
 		if (err != nil) != tc.wantErr || st != tc.want {
 			t.Errorf("%s: got %+v, %v; want %+v, error %v", tc.desc, st, err, tc.want, tc.wantErr)
 		}
-		if o := st.engineOptions(nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != st.BuildFlags {
+		if o := st.engineOptions(nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != st.BuildFlags || o.Leaks != st.Leaks {
 			t.Errorf("%s: engine options %+v do not follow the settings %+v", tc.desc, o, st)
 		}
 	}

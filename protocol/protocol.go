@@ -139,4 +139,6 @@ type Settings struct {
 	// BuildFlags are go test flags for the load and the build, as vscode-go's
 	// go.buildFlags: "-tags=integration", "-race", "-ldflags=…", "-gcflags=…".
 	BuildFlags []string `json:"buildFlags"`
+	// Leaks reports inputs that leave goroutines blocked (failure kind "leak").
+	Leaks bool `json:"leaks"`
 }

@@ -128,6 +128,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print events as JSON, one object a line")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
 	keep := fs.Bool("keepfuzzing", false, "go on fuzzing after a failure")
+	leaks := fs.Bool("leaks", false, "report inputs that leave goroutines blocked (kind leak); costs about a microsecond an execution")
 	rss := fs.Int("rsslimit", 2048, "memory limit of a worker in MiB (0: none)")
 	nice := fs.Int("nice", 0, "nice value of the workers (1 to 19: they yield the cores to other work; the daemon uses 10)")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
@@ -163,7 +164,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		*rss = -1
 	}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
+		KeepFuzzing: *keep, Leaks: *leaks, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
 	ci.options(&opts)
 	if err := focus.options(&opts); err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)

@@ -46,6 +46,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? autoStart : 'off',
 		parallel: int(get<number>('parallel', 0), 0),
 		keepFuzzing: get<boolean>('keepFuzzing', true) !== false,
+		leaks: get<boolean>('leaks', false) === true,
 		timeout: typeof timeout === 'string' ? timeout.trim() : '',
 		rssLimitMB: int(get<number>('rssLimitMB', 2048), 2048),
 		nice: niceValue(int(get<number>('nice', 10), 10)),

@@ -148,4 +148,6 @@ export interface Settings {
 	 * go.buildFlags: "-tags=integration", "-race", "-ldflags=…", "-gcflags=…".
 	 */
 	buildFlags: string[] | null;
+	/** Leaks reports inputs that leave goroutines blocked (failure kind "leak"). */
+	leaks: boolean;
 }
