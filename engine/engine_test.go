@@ -768,19 +768,7 @@ func TestStdPackage(t *testing.T) {
 func TestCacheClearedWhileFuzzing(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
 	cache := t.TempDir()
-	e := New(Options{CacheDir: cache, Parallel: 1, Persistent: true, KeepFuzzing: true}, nil)
-	t.Cleanup(e.Close)
-	targets, err := e.Targets(t.Context(), dir, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s *Session
-	for _, tg := range targets {
-		if tg.Name == "FuzzNoBug" {
-			s = e.Start(tg)
-		}
-	}
-	defer s.Stop()
+	s := startPersistent(t, dir, "FuzzNoBug", Options{CacheDir: cache})
 	awaitExecs := func(what string, more int64) {
 		t.Helper()
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -852,19 +840,7 @@ func TestDiskFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log syncBuffer
-			e := New(Options{CacheDir: cache, Parallel: 1, Persistent: true, KeepFuzzing: true, Log: &log}, nil)
-			t.Cleanup(e.Close)
-			targets, err := e.Targets(t.Context(), dir, ".")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var s *Session
-			for _, tg := range targets {
-				if tg.Name == "FuzzNoBug" {
-					s = e.Start(tg)
-				}
-			}
-			defer s.Stop()
+			s := startPersistent(t, dir, "FuzzNoBug", Options{CacheDir: cache, Log: &log})
 			for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), tc.said); time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no word of the full disk; log:\n%s", log.String())
@@ -882,6 +858,29 @@ func TestDiskFull(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startPersistent starts target of the workspace at dir in a daemon-like
+// session (one worker, persistent, keep fuzzing) of an engine with opts, both
+// stopped when the test ends.
+func startPersistent(t *testing.T, dir, target string, opts Options) *Session {
+	t.Helper()
+	opts.Parallel, opts.Persistent, opts.KeepFuzzing = 1, true, true
+	e := New(opts, nil)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		if tg.Name == target {
+			s := e.Start(tg)
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatalf("no target %s in %s", target, dir)
+	return nil
 }
 
 // fullDisk mounts a small tmpfs and fills it; it returns the mount point and the
