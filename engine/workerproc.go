@@ -32,7 +32,8 @@ type workerProc struct {
 	done   chan struct{}        // closed when the process has exited
 	hello  *fuzzrt.Hello
 	// watched is closed when the watchdog goroutine, which reads mem, has returned.
-	watched chan struct{}
+	watched     chan struct{}
+	releaseOnce sync.Once
 
 	// The coordinator's loop hands requests to post without waiting: a goroutine
 	// writes them to the pipe. The loop must never block on a worker's pipe, for
@@ -280,15 +281,14 @@ func (w *workerProc) kill() {
 	<-w.done
 }
 
-var releaseOnce sync.Map
-
+// release frees the worker's shared memory and scratch directory once its
+// watchdog is done with them; later calls do nothing.
 func (w *workerProc) release() {
-	if _, loaded := releaseOnce.LoadOrStore(w, true); loaded {
-		return
-	}
-	<-w.watched
-	w.mem.Close()
-	os.RemoveAll(w.memDir)
+	w.releaseOnce.Do(func() {
+		<-w.watched
+		w.mem.Close()
+		os.RemoveAll(w.memDir)
+	})
 }
 
 // watch runs the hang and memory watchdogs until the worker exits: an execution
