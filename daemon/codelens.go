@@ -12,6 +12,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"fuzzls.dev/fuzzls/engine"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -48,7 +49,7 @@ func parseFuzzFuncs(path, text string) []fuzzFunc {
 	var out []fuzzFunc
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || !isFuzzName(fd.Name.Name) || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 {
+		if !ok || fd.Recv != nil || !engine.IsFuzzName(fd.Name.Name) || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 {
 			continue
 		}
 		p := fd.Type.Params.List[0]
@@ -80,13 +81,6 @@ func parseFuzzFuncs(path, text string) []fuzzFunc {
 		out = append(out, ff)
 	}
 	return out
-}
-
-// isFuzzName reports whether name is FuzzXxx as `go test` wants it: "Fuzz",
-// then nothing or a character that is not a lower-case letter.
-func isFuzzName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "Fuzz")
-	return ok && (rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z'))
 }
 
 // callsMethod reports whether st is the statement `recv.method(...)`.

@@ -56,6 +56,9 @@ func New(opts Options, observe func(Event)) *Engine {
 // Options returns the engine's options with defaults filled in.
 func (e *Engine) Options() Options { return e.opts }
 
+// IsFuzzName reports whether name is a fuzz target's name as go test has it.
+func IsFuzzName(name string) bool { return instrument.IsFuzzName(name) }
+
 // Discover lists the fuzz targets of the packages matching patterns (as `go test`
 // patterns, e.g. "./...") in the module or workspace at dir. Targets whose shape is
 // wrong are reported in the error, together with the ones found. The build flags

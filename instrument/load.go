@@ -364,7 +364,7 @@ func findTargets(pkg *Package) {
 					pkg.TestMain = map[bool]string{false: "internal", true: "external"}[external]
 					continue
 				}
-				if !isFuzzName(name) {
+				if !IsFuzzName(name) {
 					continue
 				}
 				line := fset.Position(fd.Pos()).Line
@@ -406,7 +406,7 @@ func constrainedTargets(ignored []string) []Target {
 		}
 		testingName := fileImportName(f, "testing")
 		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && isFuzzName(fd.Name.Name) && takesTestingF(fd, testingName) {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && IsFuzzName(fd.Name.Name) && takesTestingF(fd, testingName) {
 				out = append(out, Target{Name: fd.Name.Name, File: name, Line: fset.Position(fd.Pos()).Line, Constraint: goBuild})
 			}
 		}
@@ -414,8 +414,10 @@ func constrainedTargets(ignored []string) []Target {
 	return out
 }
 
-// isFuzzName is go test's rule: "Fuzz" alone or followed by a non-lowercase rune.
-func isFuzzName(name string) bool {
+// IsFuzzName is go test's rule for a fuzz target's name: "Fuzz" alone or
+// followed by a rune that is not lower case. It is the one definition of the
+// rule: the daemon's code lenses use it through the engine.
+func IsFuzzName(name string) bool {
 	if !strings.HasPrefix(name, "Fuzz") {
 		return false
 	}
