@@ -7,7 +7,8 @@ export interface FoundTarget {
 	line: number;
 }
 
-const fuzzFunc = /^func\s+(Fuzz[\p{L}\p{N}_]*)\s*\(\s*[\p{L}_][\p{L}\p{N}_]*\s+\*\s*testing\.F\s*\)/u;
+// go test's rule: "Fuzz", then nothing or a rune that is not lower case.
+const fuzzFunc = /^func\s+(Fuzz(?!\p{Ll})[\p{L}\p{N}_]*)\s*\(\s*[\p{L}_][\p{L}\p{N}_]*\s+\*\s*testing\.F\s*\)/u;
 
 /** findFuzzTargets lists the `func FuzzXxx(f *testing.F)` declarations of a Go file. */
 export function findFuzzTargets(text: string): FoundTarget[] {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coverageDecorator, daemonSettings, defaultDecorator, didChangeConfigurationSettings, type Getter } from '../../src/config';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { exeName, findBinary, platformDir } from '../../src/binary';
 import { findFuzzTargets } from '../../src/targets';
 
@@ -64,5 +66,13 @@ describe('findFuzzTargets', () => {
 	it('finds func FuzzXxx(f *testing.F) only', () => {
 		const src = ['package calc', '', 'func FuzzEval(f *testing.F) {', '}', 'func FuzzNot(t *testing.T) {}', 'func helperFuzz(f *testing.F) {}', 'func Fuzz(ff *testing.F) {}', '\tfunc FuzzIndented(f *testing.F) {}'].join('\n');
 		assert.deepEqual(findFuzzTargets(src), [{ name: 'FuzzEval', line: 2 }, { name: 'Fuzz', line: 6 }]);
+	});
+	it('takes the names go test takes (the table the Go rule is checked against)', () => {
+		const file = path.join(__dirname, '..', '..', '..', '..', 'testdata', 'fuzz-target-names.json');
+		const table = JSON.parse(fs.readFileSync(file, 'utf8')) as { names: Record<string, boolean> };
+		for (const [name, target] of Object.entries(table.names)) {
+			const found = findFuzzTargets(`func ${name}(f *testing.F) {}`).map((t) => t.name);
+			assert.deepEqual(found, target ? [name] : [], name);
+		}
 	});
 });
