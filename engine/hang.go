@@ -20,6 +20,9 @@ const (
 	// (see workerProc.watch): a 1 GB stack takes seconds to overflow, many more on
 	// a loaded machine, and ends as a stack overflow or oom, the better report.
 	growthCap = 30 * time.Second
+	// growthBytes is how much an execution grows the worker's memory before it
+	// is left to the memory or stack limit, up to growthCap.
+	growthBytes = 64 << 20
 )
 
 // hangLimit is one session's rule for when a running execution is a hang: fixed
@@ -139,7 +142,7 @@ func (j *judge) next(p probe) verdict {
 	// stack a few MiB per tick and stalls while the runtime copies it. A loop
 	// that allocates nothing or only garbage stays flat. An explicit -timeout
 	// is taken at its word.
-	if p.mem-j.memAtStart >= 64<<20 {
+	if p.mem-j.memAtStart >= growthBytes {
 		j.grew = true
 	}
 	if before > 0 && p.mem-before >= 2<<20 {

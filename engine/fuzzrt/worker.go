@@ -52,6 +52,9 @@ type corpusItem struct {
 // focusBoost multiplies the energy of entries that reach the focus.
 const focusBoost = 8
 
+// cmpEvery is how often (in executions) the loop runs a comparison round.
+const cmpEvery = 64
+
 type worker struct {
 	rt      *runtimeState
 	fn      func(corpusEntry) error
@@ -377,7 +380,7 @@ func (w *worker) loop() {
 			continue
 		default:
 		}
-		if n&63 == 63 && w.rt.cmpEnabled() {
+		if n%cmpEvery == cmpEvery-1 && w.rt.cmpEnabled() {
 			w.cmpRound()
 			continue
 		}
