@@ -129,11 +129,11 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 func stopTitle(sess *session) string {
 	parts := []string{"■ Stop"}
 	switch sess.fs.State() {
-	case fproto.StateBuilding:
+	case engine.StateBuilding:
 		parts = append(parts, "building…")
-	case fproto.StateError:
+	case engine.StateError:
 		parts = append(parts, "build failed")
-	case fproto.StateSkipped:
+	case engine.StateSkipped:
 		parts = append(parts, "skipped: "+firstLine(sess.fs.Skipped()))
 	default:
 		st := sess.fs.Stats()

@@ -28,7 +28,7 @@ type fuzzSession interface {
 	Target() engine.Target
 	Stop()
 	Rebuild()
-	State() string
+	State() engine.State
 	Skipped() string
 	Stats() engine.Stats
 	Coverage() (blocks []engine.Block, hit []bool)
@@ -157,7 +157,7 @@ func (s *server) startSession(t engine.Target) (err error) {
 		// without keepFuzzing, no worker could start), waits for a rebuild: an
 		// explicit start is one, since the cause may lie outside its files (a
 		// full disk made room on, a cache directory put right).
-		if st := sess.fs.State(); st == fproto.StateError || st == fproto.StateStopped {
+		if st := sess.fs.State(); st == engine.StateError || st == engine.StateStopped {
 			sess.fs.Rebuild()
 		}
 		return nil
@@ -437,6 +437,24 @@ func (s *server) sessionFor(dir, name string) *session {
 }
 
 // status returns the state of every running session, sorted.
+// wireState is the state a session has in fuzzls/status: the one mapping of the
+// engine's session states to the protocol's.
+func wireState(st engine.State) string {
+	switch st {
+	case engine.StateBuilding:
+		return fproto.StateBuilding
+	case engine.StateFuzzing:
+		return fproto.StateFuzzing
+	case engine.StateStopped:
+		return fproto.StateStopped
+	case engine.StateError:
+		return fproto.StateError
+	case engine.StateSkipped:
+		return fproto.StateSkipped
+	}
+	return st.String() // a state added to the engine and not here: TestWireStates fails
+}
+
 func (s *server) status() fproto.StatusParams {
 	s.mu.Lock()
 	sessions := make([]*session, 0, len(s.sessions))
@@ -450,7 +468,7 @@ func (s *server) status() fproto.StatusParams {
 		t := sess.target
 		ss := fproto.SessionStatus{
 			Package: t.Package, Name: t.Name, URI: string(fileURI(t.File)),
-			State: sess.fs.State(),
+			State: wireState(sess.fs.State()),
 			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus,
 			Covered: st.Covered, Blocks: st.Blocks, Crashes: st.Crashes,
 			Changed: st.Changed, ChangedReached: st.ChangedReached,

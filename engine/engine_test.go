@@ -316,7 +316,7 @@ func TestKilledWorker(t *testing.T) {
 	// A second run starts from that corpus: its coverage is there at once.
 	covered := s.Stats().Covered
 	s2 := e.Start(target)
-	waitFor(t, 60*time.Second, func() bool { return s2.State() == "fuzzing" })
+	waitFor(t, 60*time.Second, func() bool { return s2.State() == StateFuzzing })
 	if n := s2.Stats().Corpus; n < len(after) {
 		t.Errorf("second run started with %d corpus entries, the first saved %d", n, len(after))
 	}
@@ -772,7 +772,7 @@ func TestCacheClearedWhileFuzzing(t *testing.T) {
 	awaitExecs := func(what string, more int64) {
 		t.Helper()
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if s.Stats().Execs > more && s.State() == "fuzzing" {
+			if s.Stats().Execs > more && s.State() == StateFuzzing {
 				return
 			}
 		}

@@ -179,7 +179,7 @@ func TestFocusReachesEdit(t *testing.T) {
 	await := func(what string, cond func(Stats) bool) Stats {
 		t.Helper()
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if st := s.Stats(); s.State() == "fuzzing" && cond(st) {
+			if st := s.Stats(); s.State() == StateFuzzing && cond(st) {
 				return st
 			}
 		}

@@ -175,7 +175,7 @@ func (s *Session) fuzz() outcome {
 				// Observers learn at once that fuzzing started, with the workers
 				// running, not at the first tick.
 				fuzzing = true
-				s.setState("fuzzing")
+				s.setState(StateFuzzing)
 				s.emitStats()
 			}
 		case <-deadline:

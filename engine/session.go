@@ -32,7 +32,7 @@ type Session struct {
 	background sync.WaitGroup
 
 	mu        sync.Mutex
-	state     string
+	state     State
 	err       error
 	pkg       *instrument.Package
 	bin       *instrument.Binary
@@ -68,7 +68,7 @@ type entry struct {
 }
 
 func newSession(e *Engine, t Target) *Session {
-	s := &Session{e: e, target: t, state: "building",
+	s := &Session{e: e, target: t, state: StateBuilding,
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 		firsts: map[*Crash]*failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst,
 		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, known: map[string]bool{}, pending: map[int64]string{}}}
@@ -113,14 +113,14 @@ func (s *Session) Rebuild() {
 	}
 }
 
-// State is one of "building", "fuzzing", "stopped", "error", "skipped".
-func (s *Session) State() string {
+// State is where the session is (state.go).
+func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
 }
 
-func (s *Session) setState(st string) {
+func (s *Session) setState(st State) {
 	s.mu.Lock()
 	s.state = st
 	s.mu.Unlock()
@@ -270,7 +270,7 @@ func diskFull(err error) bool {
 
 func (s *Session) run() {
 	defer close(s.done)
-	defer s.setState("stopped")
+	defer s.setState(StateStopped)
 	defer s.background.Wait()
 	o := s.e.opts
 	var rebuilt, saidFull bool
@@ -282,9 +282,9 @@ func (s *Session) run() {
 		if err != nil {
 			s.mu.Lock()
 			if _, skip := err.(*skipped); skip {
-				s.state, s.err = "skipped", nil
+				s.state, s.err = StateSkipped, nil
 			} else {
-				s.state, s.err = "error", err
+				s.state, s.err = StateError, err
 			}
 			s.mu.Unlock()
 			if !o.Persistent { // headless: a build error ends the run
@@ -324,7 +324,7 @@ func (s *Session) run() {
 			if !o.Persistent {
 				return
 			}
-			s.setState("stopped")
+			s.setState(StateStopped)
 			select {
 			case <-s.stopCh:
 				return
@@ -340,7 +340,7 @@ func (s *Session) run() {
 // prepare builds the binary, asks it for the seeds and types, and assembles the
 // initial corpus. After a rebuild it re-runs the known crashes on the new binary.
 func (s *Session) prepare(rebuilt bool) error {
-	s.setState("building")
+	s.setState(StateBuilding)
 	e := s.e
 	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
 	defer cancel()
@@ -350,9 +350,9 @@ func (s *Session) prepare(rebuilt bool) error {
 	// run that fails (bad f.Add types, bad corpus files) is a build error too.
 	var warnings []string
 	report := func(err error) error {
-		if err != nil { // the state observers read on the event is already "error"
+		if err != nil { // the state observers read on the event is already StateError
 			s.mu.Lock()
-			s.state, s.err = "error", err
+			s.state, s.err = StateError, err
 			s.mu.Unlock()
 		}
 		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err, Warnings: warnings})

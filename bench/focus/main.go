@@ -204,7 +204,7 @@ func run(pkgDir, cache string, ed edit, parallel int, settle, limit time.Duratio
 		if st := s.Stats(); st.Changed > 0 && reached(s, file, mark) {
 			return time.Since(t0), nil
 		}
-		if s.State() == "error" {
+		if s.State() == engine.StateError {
 			return 0, fmt.Errorf("%s: the edited code does not build: %v", ed.name, s.Wait())
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -228,7 +228,7 @@ func await(s *engine.Session, limit time.Duration, cond func() bool) error {
 		if cond() {
 			return nil
 		}
-		if st := s.State(); st == "error" || st == "stopped" {
+		if st := s.State(); st == engine.StateError || st == engine.StateStopped {
 			return fmt.Errorf("session %s: %v", st, s.Wait())
 		}
 	}
