@@ -17,6 +17,7 @@
 //   - server.go: Options, Serve, the connection and its handler chain.
 //   - stream.go: the transport wrapper that survives malformed frames.
 //   - general.go: initialize, initialized, shutdown, exit, workspace folders, settings.
+//   - settings.go: the settings (protocol.Settings) decoded, checked, made engine options.
 //   - text_synchronization.go: the document store and UTF-16 conversions.
 //   - watcher.go: fsnotify over the workspace folders and the event batcher.
 //   - sessions.go: the engine, its sessions and its events.

@@ -2,13 +2,9 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -84,7 +80,7 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 	s.caps = caps
 	var warn error
 	if len(params.InitializationOptions) > 0 {
-		warn = s.settings.update(params.InitializationOptions)
+		warn = updateSettings(&s.settings, params.InitializationOptions)
 	}
 	s.mu.Unlock()
 	if warn != nil {
@@ -130,7 +126,7 @@ func (s *server) Initialized(ctx context.Context, params *protocol.InitializedPa
 	s.mu.Lock()
 	auto := s.settings.AutoStart
 	s.mu.Unlock()
-	if auto == autoStartWorkspace {
+	if auto == fproto.AutoStartWorkspace {
 		s.goSafe("autoStart", func() {
 			if err := s.startAll(s.ctx); err != nil {
 				s.logf(protocol.MessageTypeWarning, "autoStart: %v", err)
@@ -197,13 +193,13 @@ func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol
 func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	s.mu.Lock()
 	before := s.settings.AutoStart
-	err := s.settings.update(params.Settings)
+	err := updateSettings(&s.settings, params.Settings)
 	after := s.settings.AutoStart
 	s.mu.Unlock()
 	if err != nil {
 		s.logf(protocol.MessageTypeWarning, "settings: %v", err)
 	}
-	if after == autoStartWorkspace && before != autoStartWorkspace {
+	if after == fproto.AutoStartWorkspace && before != fproto.AutoStartWorkspace {
 		s.goSafe("autoStart", func() {
 			if err := s.startAll(s.ctx); err != nil {
 				s.logf(protocol.MessageTypeWarning, "autoStart: %v", err)
@@ -274,171 +270,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// Values of the autoStart setting.
-const (
-	autoStartOff       = "off"
-	autoStartOpenFiles = "openFiles"
-	autoStartWorkspace = "workspace"
-)
-
-// settings are the daemon's configuration, from initializationOptions and
-// workspace/didChangeConfiguration. Both accept the object itself or the
-// object under a "fuzzls" key (VS Code sends the section).
-type settings struct {
-	AutoStart   string        // "off" | "openFiles" | "workspace"
-	Parallel    int           // worker processes; 0 = engine default
-	KeepFuzzing bool          // go on after a failure
-	Timeout     time.Duration // per input; 0 = engine default
-	RSSLimitMB  int           // per worker; 0 = engine default
-	Nice        int           // the workers' nice value; 0 = the daemon's own
-	CacheDir    string        // engine default if empty
-	SyncDir     string        // shared with fuzzls fuzz -sync (engine Options.Sync); "" = none
-	BuildFlags  engine.BuildFlags
-	Leaks       bool // report goroutine leaks (engine Options.Leaks)
-}
-
-// defaultNice is the daemon's workers' nice value unless set: fuzzing on every
-// core must not make the editor, gopls or the build of a save wait.
-const defaultNice = 10
-
-func defaultSettings() settings {
-	return settings{AutoStart: autoStartOff, KeepFuzzing: true, Nice: defaultNice}
-}
-
-// update applies the fields present in raw and reports invalid ones (the
-// valid ones are applied all the same).
-func (st *settings) update(raw []byte) error {
-	type wire struct {
-		AutoStart   *string         `json:"autoStart"`
-		Parallel    *int            `json:"parallel"`
-		KeepFuzzing *bool           `json:"keepFuzzing"`
-		Timeout     json.RawMessage `json:"timeout"`
-		RSSLimitMB  *int            `json:"rssLimitMB"`
-		Nice        *int            `json:"nice"`
-		CacheDir    *string         `json:"cacheDir"`
-		SyncDir     *string         `json:"syncDir"`
-		BuildFlags  *[]string       `json:"buildFlags"`
-		Leaks       *bool           `json:"leaks"`
-	}
-	var outer struct {
-		Fuzzls *json.RawMessage `json:"fuzzls"`
-	}
-	if err := json.Unmarshal(raw, &outer); err == nil && outer.Fuzzls != nil {
-		raw = *outer.Fuzzls
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var w wire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return fmt.Errorf("invalid settings: %v", err)
-	}
-	var errs []string
-	if w.AutoStart != nil {
-		switch *w.AutoStart {
-		case autoStartOff, autoStartOpenFiles, autoStartWorkspace:
-			st.AutoStart = *w.AutoStart
-		default:
-			errs = append(errs, fmt.Sprintf("autoStart %q is not one of off, openFiles, workspace", *w.AutoStart))
-		}
-	}
-	if w.Parallel != nil {
-		if *w.Parallel < 0 {
-			errs = append(errs, "parallel must not be negative")
-		} else {
-			st.Parallel = *w.Parallel
-		}
-	}
-	if w.KeepFuzzing != nil {
-		st.KeepFuzzing = *w.KeepFuzzing
-	}
-	if w.Leaks != nil {
-		st.Leaks = *w.Leaks
-	}
-	if len(w.Timeout) > 0 && string(w.Timeout) != "null" {
-		var secs float64
-		var str string
-		switch {
-		case json.Unmarshal(w.Timeout, &secs) == nil && secs >= 0:
-			st.Timeout = time.Duration(secs * float64(time.Second))
-		case json.Unmarshal(w.Timeout, &str) == nil && str == "":
-			// the engine's adaptive default
-		case json.Unmarshal(w.Timeout, &str) == nil:
-			if d, err := time.ParseDuration(str); err == nil && d >= 0 {
-				st.Timeout = d
-			} else {
-				errs = append(errs, fmt.Sprintf("timeout %q is not a duration", str))
-			}
-		default:
-			errs = append(errs, "timeout must be seconds or a duration such as \"10s\"")
-		}
-	}
-	if w.RSSLimitMB != nil {
-		if *w.RSSLimitMB < 0 {
-			errs = append(errs, "rssLimitMB must not be negative")
-		} else {
-			st.RSSLimitMB = *w.RSSLimitMB
-		}
-	}
-	if w.Nice != nil {
-		if *w.Nice < 0 || *w.Nice > 19 {
-			errs = append(errs, fmt.Sprintf("nice %d is not between 0 and 19", *w.Nice))
-		} else {
-			st.Nice = *w.Nice
-		}
-	}
-	for _, d := range []struct {
-		name string
-		val  *string
-		dst  *string
-	}{{"cacheDir", w.CacheDir, &st.CacheDir}, {"syncDir", w.SyncDir, &st.SyncDir}} {
-		if d.val == nil {
-			continue
-		}
-		dir := *d.val
-		if strings.HasPrefix(dir, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				dir = filepath.Join(home, dir[2:])
-			}
-		}
-		if dir != "" && !filepath.IsAbs(dir) {
-			errs = append(errs, fmt.Sprintf("%s %q is not an absolute path", d.name, dir))
-		} else {
-			*d.dst = dir
-		}
-	}
-	if w.BuildFlags != nil {
-		flags, err := engine.ParseBuildFlags(*w.BuildFlags)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("buildFlags: %v", err))
-		}
-		st.BuildFlags = flags // the flags understood, as the other settings
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-func (st settings) engineOptions(log io.Writer) engine.Options {
-	return engine.Options{
-		CacheDir:    st.CacheDir,
-		Parallel:    st.Parallel,
-		Timeout:     st.Timeout,
-		KeepFuzzing: st.KeepFuzzing,
-		RSSLimitMB:  st.RSSLimitMB,
-		Nice:        st.Nice,
-		Build:       st.BuildFlags,
-		Leaks:       st.Leaks,
-		Log:         log,
-		Persistent:  true,
-		// Failures found on other machines are run here and reported like
-		// those found here, so they reach the editor.
-		Sync:       st.SyncDir,
-		SyncReplay: true,
-	}
 }
 
 // commands lists the commands advertised in executeCommandProvider.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -379,30 +380,67 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
+	def := fproto.DefaultSettings()
+	with := func(change func(*fproto.Settings)) fproto.Settings {
+		st := fproto.DefaultSettings()
+		change(&st)
+		return st
+	}
 	for _, tc := range []struct {
 		desc, json string
-		want       settings
+		want       fproto.Settings
+		timeout    time.Duration     // the engine's Timeout
+		build      engine.BuildFlags // the engine's Build
 		wantErr    bool
 	}{
-		{"empty", `{}`, defaultSettings(), false},
+		{"empty", `{}`, def, 0, engine.BuildFlags{}, false},
 		{"flat", `{"autoStart":"workspace","parallel":3,"keepFuzzing":false,"timeout":2.5,"rssLimitMB":512,"nice":0,"cacheDir":"/tmp/c","leaks":true}`,
-			settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: 2500 * time.Millisecond, RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c", Leaks: true}, false},
+			fproto.Settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: "2.5s", RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c", Leaks: true, BuildFlags: []string{}},
+			2500 * time.Millisecond, engine.BuildFlags{}, false},
 		{"section", `{"fuzzls":{"autoStart":"openFiles","timeout":"1m","nice":19}}`,
-			settings{AutoStart: "openFiles", KeepFuzzing: true, Timeout: time.Minute, Nice: 19}, false},
+			with(func(s *fproto.Settings) { s.AutoStart, s.Timeout, s.Nice = "openFiles", "1m", 19 }), time.Minute, engine.BuildFlags{}, false},
 		{"bad values keep the good ones", `{"autoStart":"always","parallel":-1,"rssLimitMB":100,"nice":20,"cacheDir":"rel"}`,
-			settings{AutoStart: "off", KeepFuzzing: true, RSSLimitMB: 100, Nice: defaultNice}, true},
+			with(func(s *fproto.Settings) { s.RSSLimitMB = 100 }), 0, engine.BuildFlags{}, true},
+		{"bad timeouts", `{"timeout":-1}`, def, 0, engine.BuildFlags{}, true},
+		{"bad timeout string", `{"timeout":"soon","parallel":2}`, with(func(s *fproto.Settings) { s.Parallel = 2 }), 0, engine.BuildFlags{}, true},
 		{"buildFlags", `{"fuzzls":{"buildFlags":["-tags","integration e2e","-race","-ldflags=-X main.v=1"]}}`,
-			settings{AutoStart: "off", KeepFuzzing: true, Nice: defaultNice, BuildFlags: engine.BuildFlags{Tags: "e2e,integration", Race: true, LDFlags: "-X main.v=1"}}, false},
+			with(func(s *fproto.Settings) {
+				s.BuildFlags = []string{"-tags", "integration e2e", "-race", "-ldflags=-X main.v=1"}
+			}),
+			0, engine.BuildFlags{Tags: "e2e,integration", Race: true, LDFlags: "-X main.v=1"}, false},
 		{"buildFlags unsupported keep the others", `{"buildFlags":["-mod=vendor","-race"]}`,
-			settings{AutoStart: "off", KeepFuzzing: true, Nice: defaultNice, BuildFlags: engine.BuildFlags{Race: true}}, true},
+			with(func(s *fproto.Settings) { s.BuildFlags = []string{"-mod=vendor", "-race"} }), 0, engine.BuildFlags{Race: true}, true},
 	} {
-		st := defaultSettings()
-		err := st.update([]byte(tc.json))
-		if (err != nil) != tc.wantErr || st != tc.want {
+		st := fproto.DefaultSettings()
+		err := updateSettings(&st, []byte(tc.json))
+		if (err != nil) != tc.wantErr || !reflect.DeepEqual(st, tc.want) {
 			t.Errorf("%s: got %+v, %v; want %+v, error %v", tc.desc, st, err, tc.want, tc.wantErr)
 		}
-		if o := st.engineOptions(nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != st.BuildFlags || o.Leaks != st.Leaks {
+		if o := engineOptions(st, nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != tc.build || o.Leaks != st.Leaks ||
+			o.Timeout != tc.timeout || o.KeepFuzzing != st.KeepFuzzing || o.CacheDir != st.CacheDir {
 			t.Errorf("%s: engine options %+v do not follow the settings %+v", tc.desc, o, st)
 		}
+	}
+}
+
+// TestSettingsUpdates: a change applies the members it has and keeps the others,
+// and the zeros that mean "none" reach the engine as such.
+func TestSettingsUpdates(t *testing.T) {
+	st := fproto.DefaultSettings()
+	for _, u := range []string{`{"parallel":3,"timeout":"10s","buildFlags":["-race"]}`, `{"fuzzls":{"nice":5,"buildFlags":["-tags=x"]}}`, `{"timeout":"","parallel":null}`, `{"rssLimitMB":0}`} {
+		if err := updateSettings(&st, []byte(u)); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	want := fproto.DefaultSettings()
+	want.Parallel, want.Nice, want.BuildFlags, want.RSSLimitMB = 3, 5, []string{"-tags=x"}, 0
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("after the updates: %+v, want %+v", st, want)
+	}
+	if o := engineOptions(st, nil); o.Timeout != 0 || o.RSSLimitMB >= 0 || o.Build != (engine.BuildFlags{Tags: "x"}) {
+		t.Errorf("engine options %+v: want the adaptive timeout, no memory limit, -tags=x", o)
+	}
+	if err := updateSettings(&st, []byte(`{"parallel":"many","nice":1}`)); err == nil || !reflect.DeepEqual(st, want) {
+		t.Errorf("settings that do not decode: %v, and they became %+v", err, st)
 	}
 }

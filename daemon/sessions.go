@@ -59,7 +59,7 @@ type state struct {
 	closing     bool // Serve is returning
 	folders     []string
 	caps        clientCaps
-	settings    settings
+	settings    fproto.Settings
 
 	docs map[string]*document // open documents by absolute path
 
@@ -96,7 +96,7 @@ func (st *state) init() {
 	st.buildErrs = map[string]*engine.BuildError{}
 	st.published = map[string][]protocol.Diagnostic{}
 	st.lastBuild = map[string]time.Time{}
-	st.settings = defaultSettings()
+	st.settings = fproto.DefaultSettings()
 	st.events = newEventQueue()
 }
 
@@ -143,7 +143,7 @@ func (s *server) discover(ctx context.Context, dir string, patterns ...string) (
 		}
 	}()
 	s.mu.Lock()
-	flags := s.settings.BuildFlags
+	flags := buildFlags(s.settings)
 	s.mu.Unlock()
 	return s.opts.discover(ctx, flags, dir, patterns...)
 }
@@ -176,7 +176,7 @@ func (s *server) startSession(t engine.Target) (err error) {
 			s.lensRefresh.trigger()
 		}
 	}()
-	want := s.settings.engineOptions(s.opts.Log)
+	want := engineOptions(s.settings, s.opts.Log)
 	if s.eng != nil && len(s.sessions) == 0 && s.engOpts != want {
 		eng := s.eng
 		s.eng = nil

@@ -12,6 +12,8 @@ import (
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
 // A document is a file the client has open: its text is the client's, which
@@ -33,7 +35,7 @@ func (s *server) DidOpen(ctx context.Context, params *protocol.DidOpenTextDocume
 	}
 	s.mu.Lock()
 	s.docs[path] = &document{mapper: newMapper(params.TextDocument.Text), path: path, version: params.TextDocument.Version}
-	autoOpen := s.settings.AutoStart == autoStartOpenFiles
+	autoOpen := s.settings.AutoStart == fproto.AutoStartOpenFiles
 	s.mu.Unlock()
 
 	s.goSafe("didOpen", func() {

@@ -5,7 +5,8 @@
 // These types are the single definition shared with the VS Code extension: its
 // TypeScript declarations (vscode-extension/src/protocol.ts) are generated from this
 // file by `go run ./protocol/gen` and a test fails when the two drift apart.
-// Keep this package free of logic: types, method names and constants only.
+// Keep this package free of logic: types, method names, constants and the
+// settings' defaults (DefaultSettings, a literal) only.
 package protocol
 
 // Method names of fuzzls's notifications (server → client).
@@ -123,22 +124,44 @@ type ShowInputResult struct {
 	Input string `json:"input"`
 }
 
+// Values of Settings.AutoStart.
+const (
+	AutoStartOff       = "off"       // fuzz only what the user starts
+	AutoStartOpenFiles = "openFiles" // the targets of the packages whose files are open
+	AutoStartWorkspace = "workspace" // every target of the workspace
+)
+
 // Settings are the daemon's settings, sent by the client as initializationOptions
 // and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
-// key). Zero values mean the defaults, except for nice, whose default (absent)
-// is 10 and whose 0 is the daemon's own priority.
+// key). A member left out keeps its value (at first DefaultSettings'). The
+// extension's package.json declares each as fuzzls.<name>, with the same type and
+// default (a test in protocol/gen checks it).
 type Settings struct {
-	AutoStart   string `json:"autoStart"`   // "off" | "openFiles" | "workspace"
-	Parallel    int    `json:"parallel"`    // worker processes in total; 0: number of CPUs
+	AutoStart   string `json:"autoStart"`   // AutoStartOff, AutoStartOpenFiles or AutoStartWorkspace
+	Parallel    int    `json:"parallel"`    // worker processes in total; 0: one per CPU
 	KeepFuzzing bool   `json:"keepFuzzing"` // go on after a failure
-	Timeout     string `json:"timeout"`     // per input, a Go duration ("10s") or seconds; "": adaptive
-	RSSLimitMB  int    `json:"rssLimitMB"`  // per worker
-	Nice        int    `json:"nice"`        // the workers' nice value, 0 to 19; absent: 10
-	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes
+	Timeout     string `json:"timeout"`     // per input, a Go duration ("10s"; the daemon also takes seconds as a number); "": adaptive
+	RSSLimitMB  int    `json:"rssLimitMB"`  // a worker's memory limit in MiB; 0: none
+	Nice        int    `json:"nice"`        // the workers' nice value, 0 to 19; 0: the daemon's own priority
+	CacheDir    string `json:"cacheDir"`    // build products, corpus, crashes; "": the user cache folder's fuzzls
 	SyncDir     string `json:"syncDir"`     // a directory shared with fuzzls fuzz -sync: others' corpus and failures; "": none
 	// BuildFlags are go test flags for the load and the build, as vscode-go's
 	// go.buildFlags: "-tags=integration", "-race", "-ldflags=…", "-gcflags=…".
 	BuildFlags []string `json:"buildFlags"`
 	// Leaks reports inputs that leave goroutines blocked (failure kind "leak").
 	Leaks bool `json:"leaks"`
+}
+
+// DefaultSettings are the settings of a client that sends none: the one
+// definition of their defaults, generated into protocol.ts as defaultSettings.
+// The daemon's workers run at nice 10 so that fuzzing on every core does not
+// make the editor, gopls or the build of a save wait.
+func DefaultSettings() Settings {
+	return Settings{
+		AutoStart:   AutoStartOff,
+		KeepFuzzing: true,
+		RSSLimitMB:  2048,
+		Nice:        10,
+		BuildFlags:  []string{},
+	}
 }

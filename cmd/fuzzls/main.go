@@ -122,7 +122,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	runRE := fs.String("run", "", "fuzz only the targets whose names match this regular expression")
 	var ft fuzztime
 	fs.Var(&ft, "fuzztime", "how long to fuzz each target: a duration (30s) or a number of executions (10000x); default: until a failure")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "worker processes in total")
+	parallel := fs.Int("parallel", 0, "worker processes in total (default: one per CPU)")
 	timeout := fs.Duration("timeout", 0, "an input running longer than this is a hang (default: past 10× the slowest input so far, at least 0.5s, a suspected hang, a hang if still running at 10s; one that finishes first is a slow input, a warning)")
 	minimizeTime := fs.Duration("minimizetime", 60*time.Second, "time to minimize each failure")
 	jsonOut := fs.Bool("json", false, "print events as JSON, one object a line")

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +70,29 @@ type T struct{}
 				"export interface T {\n}",
 			},
 		},
+		{
+			desc: "defaults",
+			src: `package p
+const On = "on"
+type S struct {
+	A string   ` + "`json:\"a\"`" + `
+	N int      ` + "`json:\"n\"`" + `
+	M int      ` + "`json:\"m\"`" + `
+	B bool     ` + "`json:\"b\"`" + `
+	L []string ` + "`json:\"l\"`" + `
+	E []string ` + "`json:\"e\"`" + `
+}
+// DefaultS is s's defaults.
+func DefaultS() S { return S{A: On, N: -3, B: true, L: []string{"x", "y"}} }
+func helper() int { return 1 }
+`,
+			want: []string{
+				"/** DefaultS is s's defaults. */\nexport const defaultS: S = {\n\ta: \"on\",\n\tn: -3,\n\tm: 0,\n\tb: true,\n\tl: [\"x\", \"y\"],\n\te: null,\n};",
+			},
+		},
+		{desc: "defaults with logic", src: "package p\ntype S struct{ N int }\nfunc DefaultS() S { n := 1; return S{N: n} }", wantErr: "only func DefaultT() T"},
+		{desc: "defaults of another type", src: "package p\ntype S struct{ N int }\ntype T struct{ N int }\nfunc DefaultS() T { return T{N: 1} }", wantErr: "only func DefaultT() T"},
+		{desc: "defaults with a computed value", src: "package p\ntype S struct{ N int }\nfunc DefaultS() S { return S{N: 1 + 2} }", wantErr: "unsupported value"},
 		{desc: "map field", src: "package p\ntype S struct{ M map[string]int }", wantErr: "unsupported field type"},
 		{desc: "non-string constant", src: "package p\nconst N = 1", wantErr: "only string literals"},
 		{desc: "non-struct type", src: "package p\ntype K string", wantErr: "only struct types"},
@@ -95,28 +120,90 @@ type T struct{}
 	}
 }
 
-// TestSettingsDeclared: every daemon setting (protocol.Settings) is declared in
-// the extension's package.json as fuzzls.<name>, with the JSON type of its Go field.
+// extensionOnly are the extension's settings that are not the daemon's (VS Code
+// reads them itself).
+var extensionOnly = []string{"fuzzls.path", "fuzzls.coverageDecorator", "fuzzls.trace.server"}
+
+// TestSettingsDeclared: package.json's contributes.configuration and
+// protocol.Settings agree. Every daemon setting is declared as fuzzls.<json
+// name>, with the JSON type of its Go field and DefaultSettings' value as its
+// default; autoStart's enum is the AutoStart constants; and package.json
+// declares no other fuzzls.* setting than those and the extension's own.
 func TestSettingsDeclared(t *testing.T) {
+	for _, p := range settingsDrift(t, readPackageJSON(t)) {
+		t.Error(p)
+	}
+}
+
+// TestSettingsDriftCaught: settingsDrift finds a package.json that differs
+// from protocol.Settings in a name, a type, a default or autoStart's values.
+func TestSettingsDriftCaught(t *testing.T) {
+	type props = map[string]any
+	for _, tc := range []struct {
+		desc   string
+		change func(p props)
+	}{
+		{"renamed", func(p props) { p["fuzzls.rssLimitMb"] = p["fuzzls.rssLimitMB"]; delete(p, "fuzzls.rssLimitMB") }},
+		{"default", func(p props) { p["fuzzls.rssLimitMB"].(props)["default"] = 1024 }},
+		{"no default", func(p props) { delete(p["fuzzls.nice"].(props), "default") }},
+		{"type", func(p props) { p["fuzzls.leaks"].(props)["type"] = "string" }},
+		{"items", func(p props) { p["fuzzls.buildFlags"].(props)["items"] = props{"type": "integer"} }},
+		{"enum", func(p props) { p["fuzzls.autoStart"].(props)["enum"] = []string{"off", "open", "workspace"} }},
+		{"missing", func(p props) { delete(p, "fuzzls.syncDir") }},
+		{"extra", func(p props) { p["fuzzls.minimizeTime"] = props{"type": "string", "default": ""} }},
+	} {
+		var pkg map[string]any
+		if err := json.Unmarshal(readPackageJSON(t), &pkg); err != nil {
+			t.Fatal(err)
+		}
+		tc.change(pkg["contributes"].(props)["configuration"].(props)["properties"].(props))
+		changed, err := json.Marshal(pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := settingsDrift(t, changed); len(p) == 0 {
+			t.Errorf("%s: not found", tc.desc)
+		}
+	}
+	var pkg map[string]any
+	json.Unmarshal(readPackageJSON(t), &pkg)
+	same, _ := json.Marshal(pkg)
+	if p := settingsDrift(t, same); len(p) != 0 {
+		t.Errorf("package.json re-encoded unchanged: %q", p)
+	}
+}
+
+func readPackageJSON(t *testing.T) []byte {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "vscode-extension", "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data
+}
+
+// settingsDrift lists the differences between package.json's settings and
+// protocol.Settings.
+func settingsDrift(t *testing.T, packageJSON []byte) (problems []string) {
+	t.Helper()
 	var pkg struct {
 		Contributes struct {
 			Configuration struct {
 				Properties map[string]struct {
-					Type  string `json:"type"`
-					Items *struct {
+					Type    string          `json:"type"`
+					Default json.RawMessage `json:"default"`
+					Enum    []string        `json:"enum"`
+					Items   *struct {
 						Type string `json:"type"`
 					} `json:"items"`
 				} `json:"properties"`
 			} `json:"configuration"`
 		} `json:"contributes"`
 	}
-	if err := json.Unmarshal(data, &pkg); err != nil {
+	if err := json.Unmarshal(packageJSON, &pkg); err != nil {
 		t.Fatal(err)
 	}
+	props := pkg.Contributes.Configuration.Properties
 	jsonType := func(k reflect.Kind) string {
 		switch k {
 		case reflect.String:
@@ -130,20 +217,53 @@ func TestSettingsDeclared(t *testing.T) {
 		}
 		return k.String()
 	}
-	st := reflect.TypeFor[protocol.Settings]()
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	declared := map[string]bool{}
+	for name := range props {
+		declared[name] = true
+	}
+	for _, name := range extensionOnly {
+		delete(declared, name)
+	}
+	defaults := reflect.ValueOf(protocol.DefaultSettings())
+	st := defaults.Type()
 	for i := range st.NumField() {
 		f := st.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		p, ok := pkg.Contributes.Configuration.Properties["fuzzls."+name]
+		key := "fuzzls." + name
+		p, ok := props[key]
 		if !ok {
-			t.Errorf("package.json does not declare fuzzls.%s", name)
+			fail("package.json does not declare %s", key)
 			continue
 		}
+		delete(declared, key)
 		if want := jsonType(f.Type.Kind()); p.Type != want {
-			t.Errorf("fuzzls.%s is declared %q, want %q", name, p.Type, want)
+			fail("%s is declared %q, want %q", key, p.Type, want)
 		}
 		if f.Type.Kind() == reflect.Slice && (p.Items == nil || p.Items.Type != jsonType(f.Type.Elem().Kind())) {
-			t.Errorf("fuzzls.%s's items are not declared %s", name, jsonType(f.Type.Elem().Kind()))
+			fail("%s's items are not declared %s", key, jsonType(f.Type.Elem().Kind()))
+		}
+		want, err := json.Marshal(defaults.Field(i).Interface())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, wantV any
+		if err := json.Unmarshal(p.Default, &got); err != nil {
+			fail("%s has no default, protocol.DefaultSettings has %s", key, want)
+			continue
+		}
+		if err := json.Unmarshal(want, &wantV); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, wantV) {
+			fail("%s's default is %s, protocol.DefaultSettings has %s", key, p.Default, want)
 		}
 	}
+	if enum := props["fuzzls.autoStart"].Enum; !slices.Equal(enum, []string{protocol.AutoStartOff, protocol.AutoStartOpenFiles, protocol.AutoStartWorkspace}) {
+		fail("fuzzls.autoStart's enum is %q, want the AutoStart constants", enum)
+	}
+	for name := range declared {
+		fail("package.json declares %s, which is neither in protocol.Settings nor one of the extension's own settings", name)
+	}
+	return problems
 }

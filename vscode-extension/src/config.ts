@@ -1,21 +1,18 @@
 // Reading the fuzzls.* settings. No VS Code dependency: the caller passes a getter
 // (vscode.WorkspaceConfiguration.get bound to the "fuzzls" section).
 
-/** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
-import type { Settings } from "./protocol";
+import { AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace, defaultSettings, type Settings } from './protocol';
 
+/** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
 export type Getter = <T>(key: string, defaultValue: T) => T;
 
-export type AutoStart = 'off' | 'openFiles' | 'workspace';
-
 /**
- * DaemonSettings are the settings the daemon uses. The extension sends them as
+ * DaemonSettings are the settings the daemon uses, defined once in
+ * protocol/protocol.go (Settings, with their defaults in DefaultSettings) and
+ * generated into protocol.ts. The extension sends them as
  * `initializationOptions` and, on a change, as
  * `workspace/didChangeConfiguration` `{settings: {fuzzls: DaemonSettings}}`.
- * Durations are Go duration strings ("10s"); empty strings and zeros mean the
- * daemon's defaults.
  */
-/** Defined once, in protocol/protocol.go (Settings), generated into protocol.ts. */
 export type DaemonSettings = Settings;
 
 /** The section of the settings, and the key under which didChangeConfiguration sends them. */
@@ -24,34 +21,39 @@ export const section = 'fuzzls';
 /** Settings whose change needs the daemon restarted rather than told. */
 export const restartSettings = ['path'];
 
-const autoStarts: readonly AutoStart[] = ['off', 'openFiles', 'workspace'];
+const autoStarts: readonly string[] = [AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace];
 
 function int(v: unknown, def: number): number {
 	return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : def;
 }
 
-/** niceValue keeps a nice value from 0 to 19, else the default, 10. */
-function niceValue(n: number): number {
-	return n <= 19 ? n : 10;
+function bool(v: unknown, def: boolean): boolean {
+	return typeof v === 'boolean' ? v : def;
 }
 
-/** daemonSettings reads the settings the daemon needs, falling back to defaults on nonsense. */
+/** niceValue keeps a nice value from 0 to 19, else the default. */
+function niceValue(n: number): number {
+	return n <= 19 ? n : defaultSettings.nice;
+}
+
+/** daemonSettings reads the settings the daemon needs, falling back to the defaults on nonsense. */
 export function daemonSettings(get: Getter): DaemonSettings {
-	const autoStart = get<string>('autoStart', 'off');
-	const timeout = get<string>('timeout', '');
-	const cacheDir = get<string>('cacheDir', '');
-	const syncDir = get<string>('syncDir', '');
-	const buildFlags = get<unknown>('buildFlags', []);
+	const d = defaultSettings;
+	const autoStart = get<string>('autoStart', d.autoStart);
+	const timeout = get<string>('timeout', d.timeout);
+	const cacheDir = get<string>('cacheDir', d.cacheDir);
+	const syncDir = get<string>('syncDir', d.syncDir);
+	const buildFlags = get<unknown>('buildFlags', d.buildFlags);
 	return {
-		autoStart: (autoStarts as readonly string[]).includes(autoStart) ? autoStart : 'off',
-		parallel: int(get<number>('parallel', 0), 0),
-		keepFuzzing: get<boolean>('keepFuzzing', true) !== false,
-		leaks: get<boolean>('leaks', false) === true,
-		timeout: typeof timeout === 'string' ? timeout.trim() : '',
-		rssLimitMB: int(get<number>('rssLimitMB', 2048), 2048),
-		nice: niceValue(int(get<number>('nice', 10), 10)),
-		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : '',
-		syncDir: typeof syncDir === 'string' ? expandHome(syncDir.trim()) : '',
+		autoStart: autoStarts.includes(autoStart) ? autoStart : d.autoStart,
+		parallel: int(get<number>('parallel', d.parallel), d.parallel),
+		keepFuzzing: bool(get<boolean>('keepFuzzing', d.keepFuzzing), d.keepFuzzing),
+		leaks: bool(get<boolean>('leaks', d.leaks), d.leaks),
+		timeout: typeof timeout === 'string' ? timeout.trim() : d.timeout,
+		rssLimitMB: int(get<number>('rssLimitMB', d.rssLimitMB), d.rssLimitMB),
+		nice: niceValue(int(get<number>('nice', d.nice), d.nice)),
+		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : d.cacheDir,
+		syncDir: typeof syncDir === 'string' ? expandHome(syncDir.trim()) : d.syncDir,
 		buildFlags: Array.isArray(buildFlags) ? buildFlags.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()) : [],
 	};
 }

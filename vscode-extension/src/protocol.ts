@@ -7,7 +7,8 @@
 // These types are the single definition shared with the VS Code extension: its
 // TypeScript declarations (vscode-extension/src/protocol.ts) are generated from this
 // file by `go run ./protocol/gen` and a test fails when the two drift apart.
-// Keep this package free of logic: types, method names and constants only.
+// Keep this package free of logic: types, method names, constants and the
+// settings' defaults (DefaultSettings, a literal) only.
 
 // Method names of fuzzls's notifications (server → client).
 /** MethodCoverage carries a target's coverage, as CoverageParams. */
@@ -128,11 +129,17 @@ export interface ShowInputResult {
 	input: string;
 }
 
+// Values of Settings.AutoStart.
+export const AutoStartOff = "off";
+export const AutoStartOpenFiles = "openFiles";
+export const AutoStartWorkspace = "workspace";
+
 /**
  * Settings are the daemon's settings, sent by the client as initializationOptions
  * and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
- * key). Zero values mean the defaults, except for nice, whose default (absent)
- * is 10 and whose 0 is the daemon's own priority.
+ * key). A member left out keeps its value (at first DefaultSettings'). The
+ * extension's package.json declares each as fuzzls.<name>, with the same type and
+ * default (a test in protocol/gen checks it).
  */
 export interface Settings {
 	autoStart: string;
@@ -151,3 +158,22 @@ export interface Settings {
 	/** Leaks reports inputs that leave goroutines blocked (failure kind "leak"). */
 	leaks: boolean;
 }
+
+/**
+ * DefaultSettings are the settings of a client that sends none: the one
+ * definition of their defaults, generated into protocol.ts as defaultSettings.
+ * The daemon's workers run at nice 10 so that fuzzing on every core does not
+ * make the editor, gopls or the build of a save wait.
+ */
+export const defaultSettings: Settings = {
+	autoStart: "off",
+	parallel: 0,
+	keepFuzzing: true,
+	timeout: "",
+	rssLimitMB: 2048,
+	nice: 10,
+	cacheDir: "",
+	syncDir: "",
+	buildFlags: [],
+	leaks: false,
+};
