@@ -132,16 +132,7 @@ func TestNeovim(t *testing.T) {
 		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_STATE_HOME="+filepath.Join(home, "state"),
 		"GOCACHE="+strings.TrimSpace(string(gocache)),
 	)
-	start := time.Now()
-	output, err := cmd.CombinedOutput()
-	t.Logf("nvim ran %v", time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		t.Fatalf("nvim: %v\n%s", err, output)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no result from nvim (%v):\n%s", err, output)
-	}
+	data, output := runEditor(t, cmd, out)
 	var res struct {
 		Error       string `json:"error"`
 		Diagnostics []struct {
@@ -182,4 +173,22 @@ func TestNeovim(t *testing.T) {
 	if !res.Executed || len(seeds) != 1 {
 		t.Errorf("running \"Add input to seed corpus\" from nvim: executed %v, seed files %v", res.Executed, seeds)
 	}
+}
+
+// runEditor runs an editor's headless test script and returns the result it
+// wrote to out, and its output.
+func runEditor(t *testing.T, cmd *exec.Cmd, out string) (data, output []byte) {
+	t.Helper()
+	name := filepath.Base(cmd.Path)
+	start := time.Now()
+	output, err := cmd.CombinedOutput()
+	t.Logf("%s ran %v", name, time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, output)
+	}
+	data, err = os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no result from %s (%v):\n%s", name, err, output)
+	}
+	return data, output
 }

@@ -25,11 +25,13 @@ for target in darwin/arm64 darwin/amd64 windows/amd64 linux/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
 done
 
-# Neovim drives the daemon in a test, as a second real LSP client; Debian's clang
-# (with libFuzzer) builds go-118-fuzz-build targets for the OSS-Fuzz round trip
-# (TestLibFuzzerRoundTrip, which fails in CI without it).
-if ! command -v nvim >/dev/null || ! command -v clang >/dev/null; then
-  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim clang
+# Neovim and Emacs with Eglot drive the daemon in tests (TestNeovim, TestEmacs),
+# as real LSP clients besides VS Code; Debian's clang (with libFuzzer) builds
+# go-118-fuzz-build targets for the OSS-Fuzz round trip (TestLibFuzzerRoundTrip,
+# which fails in CI without it).
+if ! command -v nvim >/dev/null || ! command -v clang >/dev/null || ! command -v emacs >/dev/null ||
+  ! ls -d /usr/share/emacs/site-lisp/elpa/eglot-* >/dev/null 2>&1; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim clang emacs-nox elpa-eglot
 fi
 
 # -race builds (TestRace) need cgo, and cgo a C compiler.
