@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -80,16 +81,51 @@ func export(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	status := 0
-	for _, t := range targets {
-		x, err := e.ExportLibFuzzer(t, *outDir, t.Name)
+	for i, name := range exportNames(targets) {
+		t := targets[i]
+		x, err := e.ExportLibFuzzer(t, *outDir, name)
 		if err != nil {
-			fmt.Fprintf(stderr, "fuzzls: %s: %v\n", t.Name, err)
+			fmt.Fprintf(stderr, "fuzzls: %s: %v\n", t.ID(), err)
 			status = 2
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: %d seeds → %s, %d tokens → %s, limits → %s\n", t.Name, x.Seeds, x.Zip, x.Tokens, x.Dict, x.Options)
+		fmt.Fprintf(stdout, "%s: %d seeds → %s, %d tokens → %s, limits → %s\n", t.ID(), x.Seeds, x.Zip, x.Tokens, x.Dict, x.Options)
 	}
 	return status
+}
+
+// exportNames names each target's files (and so its fuzzer): its own name, or,
+// where packages share a target name, the name after its package's, so that no
+// target's files overwrite another's: a_FuzzParse, b_FuzzParse (the whole
+// import path, if the packages' names are shared too).
+func exportNames(targets []engine.Target) []string {
+	count := func(key func(engine.Target) string) map[string]int {
+		n := map[string]int{}
+		for _, t := range targets {
+			n[key(t)]++
+		}
+		return n
+	}
+	byName := count(func(t engine.Target) string { return t.Name })
+	short := func(t engine.Target) string { return path.Base(t.Package) + "_" + t.Name }
+	byShort := count(short)
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		switch {
+		case byName[t.Name] == 1:
+			names[i] = t.Name
+		case byShort[short(t)] == 1:
+			names[i] = short(t)
+		default:
+			names[i] = strings.Map(func(r rune) rune {
+				if r == '/' || r == '.' || r == '-' || r == '~' {
+					return '_'
+				}
+				return r
+			}, t.Package) + "_" + t.Name
+		}
+	}
+	return names
 }
 
 func importCmd(args []string, stdout, stderr io.Writer) int {
