@@ -138,6 +138,10 @@ func (r *Reporter) json(ev Event) {
 	r.W.Write(append(data, '\n'))
 }
 
+// maxShownInput bounds the input a report prints: a failing seed of megabytes
+// would flood the terminal, and the saved file holds it whole.
+const maxShownInput = 4 << 10
+
 // FormatCrash is the human report of a failure: kind, message, location, stack
 // (user frames first), the input, where it is saved and how to replay it.
 func FormatCrash(c *Crash) string {
@@ -176,8 +180,19 @@ func FormatCrash(c *Crash) string {
 		what = "minimized failing input"
 	}
 	fmt.Fprintf(&b, "\n    %s:\n", what)
-	for _, l := range strings.Split(strings.TrimRight(c.Input, "\n"), "\n") {
+	shown := c.Input
+	if len(shown) > maxShownInput {
+		shown = strings.ToValidUTF8(shown[:maxShownInput], "")
+	}
+	for _, l := range strings.Split(strings.TrimRight(shown, "\n"), "\n") {
 		fmt.Fprintf(&b, "      %s\n", l)
+	}
+	if len(shown) < len(c.Input) {
+		where := ""
+		if c.Path != "" {
+			where = ": the whole input is in the saved file"
+		}
+		fmt.Fprintf(&b, "      … (the first %d of %d bytes%s)\n", len(shown), len(c.Input), where)
 	}
 	if c.Path != "" {
 		name := filepath.Base(c.Path)
