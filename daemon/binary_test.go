@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fuzzls.dev/fuzzls/internal/lspclient"
 )
 
 func TestMain(m *testing.M) {
@@ -42,11 +43,7 @@ func fuzzlsBinary(t *testing.T) string {
 			fuzzlsErr = err
 			return
 		}
-		fuzzlsPath = filepath.Join(dir, "fuzzls")
-		out, err := exec.Command("go", "build", "-o", fuzzlsPath, "fuzzls.dev/fuzzls/cmd/fuzzls").CombinedOutput()
-		if err != nil {
-			fuzzlsErr = errors.New(string(out))
-		}
+		fuzzlsPath, fuzzlsErr = lspclient.Build("..", dir)
 	})
 	if fuzzlsErr != nil {
 		t.Fatalf("building fuzzls: %v", fuzzlsErr)
@@ -82,9 +79,6 @@ func serverBinary(t *testing.T) string {
 // process runs the server binary with a client on its stdin/stdout.
 type process struct {
 	*lspConn
-	cmd   *exec.Cmd
-	stdin interface{ Close() error }
-	done  chan error
 }
 
 func startProcess(t *testing.T, env ...string) *process {
@@ -92,47 +86,43 @@ func startProcess(t *testing.T, env ...string) *process {
 	bin := serverBinary(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), env...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
 	}
-	if err := cmd.Start(); err != nil {
+	c, err := lspclient.Start(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{lspConn: connect(t, ctx, stdout, stdin), cmd: cmd, stdin: stdin, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Process.Kill()
-		p.conn.Close()
-	})
-	return p
+	t.Cleanup(c.Kill)
+	return &process{newConn(t, c)}
 }
 
+// wait waits for the server to exit and returns its exit code.
 func (p *process) wait(t *testing.T, timeout time.Duration) int {
 	t.Helper()
-	select {
-	case err := <-p.done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatalf("wait: %v", err)
-		}
-		return 0
-	case <-time.After(timeout):
+	if !p.WaitExit(timeout) {
 		t.Fatalf("server process still running after %v", timeout)
-		return -1
 	}
+	return p.exitCode(t)
+}
+
+func (p *process) exitCode(t *testing.T) int {
+	t.Helper()
+	code, err := p.ExitCode()
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	return code
+}
+
+// closeStdin closes the server's stdin, as a client that vanished, and
+// returns its exit code: it must exit within timeout.
+func (p *process) closeStdin(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	if err := p.CloseStdin(timeout); err != nil {
+		t.Fatal(err)
+	}
+	return p.exitCode(t)
 }
 
 func TestBinaryInitializeShutdownExit(t *testing.T) {
@@ -142,10 +132,10 @@ func TestBinaryInitializeShutdownExit(t *testing.T) {
 	if _, err := p.command(commandTestSleep, map[string]int{"ms": 10}); err != nil {
 		t.Fatalf("test command: %v", err)
 	}
-	if err := p.server.Shutdown(p.ctx); err != nil {
+	if err := p.Server.Shutdown(p.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.server.Exit(p.ctx); err != nil {
+	if err := p.Server.Exit(p.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	if code := p.wait(t, 10*time.Second); code != 0 {
@@ -160,8 +150,7 @@ func TestBinaryExitsWhenStdinCloses(t *testing.T) {
 	p.initialize(t.TempDir(), nil)
 	go func() { _, _ = p.command(commandTestSleep, map[string]int{"ms": 60000}) }()
 	time.Sleep(200 * time.Millisecond)
-	p.stdin.Close()
-	if code := p.wait(t, 10*time.Second); code != 1 {
+	if code := p.closeStdin(t, 10*time.Second); code != 1 {
 		t.Fatalf("exit code without shutdown = %d, want 1", code)
 	}
 }

@@ -39,7 +39,7 @@ func TestEngineEndToEnd(t *testing.T) {
 
 	p := startProcess(t)
 	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
-	c := p.client
+	c := p.lspConn
 	p.open(testGo)
 	p.open(calcGo)
 	calcURI := string(uri.File(calcGo))
@@ -49,33 +49,33 @@ func TestEngineEndToEnd(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 	c.await(t, "coverage for calc.go", 2*time.Minute, func() bool {
-		return slices.ContainsFunc(c.coverage, func(cp fproto.CoverageParams) bool {
+		return slices.ContainsFunc(c.coverage(), func(cp fproto.CoverageParams) bool {
 			return slices.ContainsFunc(cp.Files, func(f fproto.FileCoverage) bool { return f.URI == calcURI && len(f.Covered) > 0 })
 		})
 	})
 	t.Logf("first coverage after %v", time.Since(start))
 
 	// Workers run now; remember them.
-	workers := descendants(p.cmd.Process.Pid)
-	t.Logf("server %d has descendants %v", p.cmd.Process.Pid, workers)
+	workers := descendants(p.Cmd.Process.Pid)
+	t.Logf("server %d has descendants %v", p.Cmd.Process.Pid, workers)
 
 	c.await(t, "crash diagnostic on the division", 3*time.Minute, func() bool {
-		return slices.ContainsFunc(c.diags[calcURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(divLine-1) })
+		return slices.ContainsFunc(c.diags(calcURI), func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(divLine-1) })
 	})
 	t.Logf("crash diagnostic after %v", time.Since(start))
-	c.mu.Lock()
 	var diag protocol.Diagnostic
-	for _, d := range c.diags[calcURI] {
-		if d.Range.Start.Line == uint32(divLine-1) {
-			diag = d
+	c.Locked(func() {
+		for _, d := range c.diags(calcURI) {
+			if d.Range.Start.Line == uint32(divLine-1) {
+				diag = d
+			}
 		}
-	}
-	c.mu.Unlock()
+	})
 	if src, _ := diag.Source.Get(); src != "fuzzls" || diag.Severity != protocol.DiagnosticSeverityError || diag.Code != protocol.String(engine.KindPanic) {
 		t.Errorf("crash diagnostic = %+v", diag)
 	}
 
-	actions, err := p.server.CodeAction(p.ctx, &protocol.CodeActionParams{
+	actions, err := p.Server.CodeAction(p.Ctx, &protocol.CodeActionParams{
 		TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Range: diag.Range,
 		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{diag}},
 	})
@@ -103,19 +103,20 @@ func TestEngineEndToEnd(t *testing.T) {
 	if err := os.WriteFile(calcGo, []byte(fixed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	nCov := func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.coverage) }()
-	_ = p.server.DidChange(p.ctx, &protocol.DidChangeTextDocumentParams{
+	var nCov int
+	c.Locked(func() { nCov = len(c.Coverage) })
+	_ = p.Server.DidChange(p.Ctx, &protocol.DidChangeTextDocumentParams{
 		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}, Version: 2},
 		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangeWholeDocument{Text: fixed}},
 	})
 	saved := time.Now()
-	_ = p.server.DidSave(p.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}})
+	_ = p.Server.DidSave(p.Ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}})
 	c.await(t, "the crash diagnostic removed and \"FuzzEval: crash fixed\"", 2*time.Minute, func() bool {
-		return !slices.ContainsFunc(c.diags[calcURI], func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) }) &&
-			slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool { return m.Message == "FuzzEval: crash fixed" })
+		return !slices.ContainsFunc(c.diags(calcURI), func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) }) &&
+			slices.ContainsFunc(c.messages(), func(m protocol.ShowMessageParams) bool { return m.Message == "FuzzEval: crash fixed" })
 	})
 	c.await(t, "coverage again after the fix", 2*time.Minute, func() bool {
-		return slices.ContainsFunc(c.coverage[nCov:], func(cp fproto.CoverageParams) bool {
+		return slices.ContainsFunc(c.coverage()[nCov:], func(cp fproto.CoverageParams) bool {
 			return slices.ContainsFunc(cp.Files, func(f fproto.FileCoverage) bool { return f.URI == calcURI && len(f.Covered) > 0 })
 		})
 	})
@@ -124,9 +125,9 @@ func TestEngineEndToEnd(t *testing.T) {
 		t.Errorf("go test after the fix: %v\n%s", err, out)
 	}
 
-	workers = append(workers, descendants(p.cmd.Process.Pid)...)
-	_ = p.server.Shutdown(p.ctx)
-	_ = p.server.Exit(p.ctx)
+	workers = append(workers, descendants(p.Cmd.Process.Pid)...)
+	_ = p.Server.Shutdown(p.Ctx)
+	_ = p.Server.Exit(p.Ctx)
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
@@ -146,18 +147,17 @@ func TestEngineWorkersGoWhenClientGoes(t *testing.T) {
 	if _, err := p.command(fproto.CommandStart, nil); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	c := p.client
+	c := p.lspConn
 	c.await(t, "a fuzzing session", 2*time.Minute, func() bool {
-		return slices.ContainsFunc(c.status, func(st fproto.StatusParams) bool {
+		return slices.ContainsFunc(c.statuses(), func(st fproto.StatusParams) bool {
 			return slices.ContainsFunc(st.Sessions, func(s fproto.SessionStatus) bool { return s.State == fproto.StateFuzzing })
 		})
 	})
-	workers := descendants(p.cmd.Process.Pid)
+	workers := descendants(p.Cmd.Process.Pid)
 	if len(workers) == 0 {
 		t.Fatal("no worker processes while fuzzing")
 	}
-	p.stdin.Close()
-	p.wait(t, 30*time.Second)
+	p.closeStdin(t, 30*time.Second)
 	time.Sleep(100 * time.Millisecond)
 	for _, pid := range workers {
 		if alive(pid) {
@@ -179,7 +179,7 @@ func TestBuildGoesWithKilledDaemon(t *testing.T) {
 	}
 	var build []int
 	compiling := func() bool {
-		build = descendants(p.cmd.Process.Pid)
+		build = descendants(p.Cmd.Process.Pid)
 		for _, pid := range build {
 			if comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm")); strings.TrimSpace(string(comm)) == "compile" {
 				return true
@@ -192,7 +192,7 @@ func TestBuildGoesWithKilledDaemon(t *testing.T) {
 			t.Fatal("no compiler ran")
 		}
 	}
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.wait(t, 10*time.Second)
 	time.Sleep(time.Second)
 	for _, pid := range build {
@@ -317,10 +317,10 @@ func TestBuildFlagsSetting(t *testing.T) {
 	if _, err := p.command(fproto.CommandStart, start); err != nil {
 		t.Fatalf("start with buildFlags: %v", err)
 	}
-	c := p.client
+	c := p.lspConn
 	decodeURI := string(uri.File(decodeGo))
 	c.await(t, "the crash diagnostic in the tagged file", 3*time.Minute, func() bool {
-		return slices.ContainsFunc(c.diags[decodeURI], func(d protocol.Diagnostic) bool {
+		return slices.ContainsFunc(c.diags(decodeURI), func(d protocol.Diagnostic) bool {
 			return d.Range.Start.Line == uint32(bugLine-1) && d.Code == protocol.String(engine.KindPanic)
 		})
 	})

@@ -72,10 +72,10 @@ func (w *calcWorkspace) start(t *testing.T) {
 // after the n-th notification.
 func (w *calcWorkspace) awaitState(t *testing.T, n int, state string) fproto.SessionStatus {
 	t.Helper()
-	c := w.client
+	c := w.lspConn
 	var got fproto.SessionStatus
 	c.await(t, "FuzzEval "+state+" in fuzzls/status", 90*time.Second, func() bool {
-		for _, st := range c.status[min(n, len(c.status)):] {
+		for _, st := range c.statuses()[min(n, len(c.Status)):] {
 			for _, s := range st.Sessions {
 				if s.Name == "FuzzEval" && s.State == state {
 					got = s
@@ -88,14 +88,12 @@ func (w *calcWorkspace) awaitState(t *testing.T, n int, state string) fproto.Ses
 	return got
 }
 
-func (c *testClient) statusCount() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.status) }
-
 // awaitDiag waits for a diagnostic of file (a URI) for which ok holds.
 func (w *calcWorkspace) awaitDiag(t *testing.T, what string, file uri.URI, ok func(protocol.Diagnostic) bool) protocol.Diagnostic {
 	t.Helper()
 	var got protocol.Diagnostic
-	w.client.await(t, what, 90*time.Second, func() bool {
-		for _, d := range w.client.diags[string(file)] {
+	w.lspConn.await(t, what, 90*time.Second, func() bool {
+		for _, d := range w.lspConn.diags(string(file)) {
 			if ok(d) {
 				got = d
 				return true
@@ -110,7 +108,7 @@ func diagMessage(d protocol.Diagnostic) string { m, _ := d.Message.(protocol.Str
 
 func (w *calcWorkspace) lenses(t *testing.T) []protocol.CodeLens {
 	t.Helper()
-	lenses, err := w.server.CodeLens(w.ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: w.testURI}})
+	lenses, err := w.Server.CodeLens(w.Ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: w.testURI}})
 	if err != nil {
 		t.Fatalf("codeLens: %v", err)
 	}
@@ -128,7 +126,7 @@ func (w *calcWorkspace) save(t *testing.T, path, text string) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.server.DidSave(w.ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}}); err != nil {
+	if err := w.Server.DidSave(w.Ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -139,7 +137,7 @@ func (w *calcWorkspace) save(t *testing.T, path, text string) {
 // and the corpus code action, the commands, fuzzls/status, stop.
 func TestCrashFeatures(t *testing.T) {
 	w := startCalc(t, Options{}, map[string]any{"timeout": "3s"})
-	c := w.client
+	c := w.lspConn
 
 	lenses := w.lenses(t)
 	if len(lenses) != 1 || lenses[0].Command.Title != "▶ Fuzz" || lenses[0].Range.Start.Line != 4 || lenses[0].Command.Command != fproto.CommandStart {
@@ -153,7 +151,7 @@ func TestCrashFeatures(t *testing.T) {
 	if _, err := w.command(lenses[0].Command.Command, ta); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	c.await(t, "build progress begin", 10*time.Second, func() bool { return slices.Contains(c.progress, "begin:Building FuzzEval") })
+	c.await(t, "build progress begin", 10*time.Second, func() bool { return slices.Contains(c.progress(), "begin:Building FuzzEval") })
 
 	// The crash, first unminimized (the first report always is).
 	d := w.awaitDiag(t, "the crash diagnostic on the division", w.calcURI, func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(w.divLine-1) })
@@ -163,9 +161,8 @@ func TestCrashFeatures(t *testing.T) {
 		!strings.HasPrefix(msg, "runtime error: integer divide by zero\nFuzzEval(") || d.Range.Start.Character != 3 {
 		t.Errorf("crash diagnostic = %+v (message %q)", d, msg)
 	}
-	c.mu.Lock()
-	progress := slices.Clone(c.progress)
-	c.mu.Unlock()
+	var progress []string
+	c.Locked(func() { progress = c.progress() })
 	if !slices.ContainsFunc(progress, func(p string) bool { return strings.HasPrefix(p, "end:built in ") }) {
 		t.Errorf("progress = %q, want an end \"built in …\"", progress)
 	}
@@ -193,7 +190,7 @@ func TestCrashFeatures(t *testing.T) {
 	name := corpusName(seed)
 
 	// Hover on the crash line.
-	h, err := w.server.Hover(w.ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
+	h, err := w.Server.Hover(w.Ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
 		TextDocument: protocol.TextDocumentIdentifier{URI: w.calcURI}, Position: protocol.Position{Line: uint32(w.divLine - 1), Character: 5},
 	}})
 	if err != nil || h == nil {
@@ -208,7 +205,7 @@ func TestCrashFeatures(t *testing.T) {
 	}
 
 	// Code actions on the diagnostic.
-	actions, err := w.server.CodeAction(w.ctx, &protocol.CodeActionParams{
+	actions, err := w.Server.CodeAction(w.Ctx, &protocol.CodeActionParams{
 		TextDocument: protocol.TextDocumentIdentifier{URI: w.calcURI}, Range: d.Range,
 		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{d}},
 	})
@@ -243,7 +240,7 @@ func TestCrashFeatures(t *testing.T) {
 	}
 
 	// On a line of the running target: seed the corpus from the current corpus.
-	actions, err = w.server.CodeAction(w.ctx, &protocol.CodeActionParams{
+	actions, err = w.Server.CodeAction(w.Ctx, &protocol.CodeActionParams{
 		TextDocument: protocol.TextDocumentIdentifier{URI: w.testURI}, Range: protocol.Range{Start: protocol.Position{Line: 6}, End: protocol.Position{Line: 6}},
 	})
 	if err != nil || len(actions) != 1 || !strings.HasPrefix(actions[0].(*protocol.CodeAction).Title, "Seed corpus from the current corpus (") ||
@@ -252,7 +249,7 @@ func TestCrashFeatures(t *testing.T) {
 	}
 
 	// The code lens and fuzzls/status while fuzzing.
-	c.await(t, "a code lens refresh", 10*time.Second, func() bool { return c.refreshes > 0 })
+	c.await(t, "a code lens refresh", 10*time.Second, func() bool { return c.Refreshes > 0 })
 	lenses = w.lenses(t)
 	if len(lenses) != 1 || lenses[0].Command.Command != fproto.CommandStop || !strings.HasPrefix(lenses[0].Command.Title, "■ Stop · ") ||
 		!strings.Contains(lenses[0].Command.Title, " execs/s · ") || !strings.HasSuffix(lenses[0].Command.Title, " · 1 crash") {
@@ -273,7 +270,7 @@ func TestCrashFeatures(t *testing.T) {
 	if _, err := w.command(fproto.CommandAddSeed, fproto.CrashArgs{Crash: data.Crash}); err != nil {
 		t.Errorf("addSeed: %v", err)
 	}
-	c.await(t, "applyEdit from fuzzls.addSeed", 10*time.Second, func() bool { return len(c.applied) == 1 })
+	c.await(t, "applyEdit from fuzzls.addSeed", 10*time.Second, func() bool { return len(c.Applied) == 1 })
 	if _, err := w.command(fproto.CommandAddToCorpus, fproto.CrashArgs{Crash: data.Crash}); err != nil {
 		t.Fatalf("addToCorpus: %v", err)
 	}
@@ -295,7 +292,7 @@ func TestCrashFeatures(t *testing.T) {
 		t.Errorf("code lens after stop = %+v", lenses)
 	}
 	// The crash stays known after the session stopped.
-	if h, err := w.server.Hover(w.ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
+	if h, err := w.Server.Hover(w.Ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{
 		TextDocument: protocol.TextDocumentIdentifier{URI: w.calcURI}, Position: protocol.Position{Line: uint32(w.divLine - 1)},
 	}}); err != nil || h == nil {
 		t.Errorf("hover after stop = %v, %v", h, err)
@@ -308,7 +305,7 @@ func TestCrashFeatures(t *testing.T) {
 // crash fixed", and fuzzing resumes.
 func TestBuildErrorThenFix(t *testing.T) {
 	w := startCalc(t, Options{}, nil)
-	c := w.client
+	c := w.lspConn
 	w.start(t)
 	w.awaitDiag(t, "the crash diagnostic", w.calcURI, func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) })
 
@@ -330,13 +327,13 @@ func TestBuildErrorThenFix(t *testing.T) {
 	if lenses := w.lenses(t); len(lenses) != 1 || lenses[0].Command.Title != "■ Stop · build failed" {
 		t.Errorf("code lens after a build error = %+v", lenses)
 	}
-	c.mu.Lock()
-	for _, m := range c.messages {
-		if m.Type == protocol.MessageTypeError {
-			t.Errorf("showMessage on a build error with diagnostics: %+v", m)
+	c.Locked(func() {
+		for _, m := range c.messages() {
+			if m.Type == protocol.MessageTypeError {
+				t.Errorf("showMessage on a build error with diagnostics: %+v", m)
+			}
 		}
-	}
-	c.mu.Unlock()
+	})
 
 	// Fix the build and the bug in one save.
 	fixed := strings.Replace(good, "v /= w // BUG: division by zero panics",
@@ -344,7 +341,7 @@ func TestBuildErrorThenFix(t *testing.T) {
 	n = c.statusCount()
 	w.save(t, w.calcGo, fixed)
 	c.await(t, "no diagnostics and \"FuzzEval: crash fixed\"", 90*time.Second, func() bool {
-		return len(c.diags[string(w.calcURI)]) == 0 && slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool {
+		return len(c.diags(string(w.calcURI))) == 0 && slices.ContainsFunc(c.messages(), func(m protocol.ShowMessageParams) bool {
 			return m.Message == "FuzzEval: crash fixed" && m.Type == protocol.MessageTypeInfo
 		})
 	})
@@ -357,14 +354,14 @@ func TestBuildErrorThenFix(t *testing.T) {
 // build; the build of the saved text brings them back, on the moved lines.
 func TestCoverageDroppedWhileEdited(t *testing.T) {
 	w := startCalc(t, Options{}, nil)
-	c := w.client
+	c := w.lspConn
 	text := mustRead(t, w.calcGo)
 	w.openText(w.calcGo, text)
 	w.start(t)
 	// fileCov returns the block start lines of calc.go in the i-th notification
 	// and whether it has any covered range.
 	fileCov := func(i int) (lines []uint32, covered, ok bool) {
-		for _, f := range c.coverage[i].Files {
+		for _, f := range c.Coverage[i].V.Files {
 			if f.URI == string(w.calcURI) {
 				for _, r := range append(slices.Clone(f.Covered), f.Uncovered...) {
 					lines = append(lines, r.Start.Line)
@@ -377,7 +374,7 @@ func TestCoverageDroppedWhileEdited(t *testing.T) {
 	}
 	var before []uint32
 	c.await(t, "coverage of calc.go", 90*time.Second, func() bool {
-		for i := range c.coverage {
+		for i := range c.Coverage {
 			if ls, cov, ok := fileCov(i); ok && cov {
 				before = ls
 				return true
@@ -390,9 +387,10 @@ func TestCoverageDroppedWhileEdited(t *testing.T) {
 		t.Errorf("block lines %v lack line %d", before, l)
 	}
 
-	n := func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.coverage) }()
+	var n int
+	c.Locked(func() { n = len(c.Coverage) })
 	edited := "// edited\n" + text
-	if err := w.server.DidChange(w.ctx, &protocol.DidChangeTextDocumentParams{
+	if err := w.Server.DidChange(w.Ctx, &protocol.DidChangeTextDocumentParams{
 		TextDocument: protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: w.calcURI}, Version: 2},
 		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangePartial{
 			Range: protocol.Range{Start: protocol.Position{Line: 0}, End: protocol.Position{Line: 0}}, Text: "// edited\n",
@@ -401,7 +399,7 @@ func TestCoverageDroppedWhileEdited(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.await(t, "coverage of calc.go without ranges after the edit", 30*time.Second, func() bool {
-		for i := n; i < len(c.coverage); i++ {
+		for i := n; i < len(c.Coverage); i++ {
 			if ls, _, ok := fileCov(i); ok && len(ls) == 0 {
 				n = i + 1
 				return true
@@ -415,7 +413,7 @@ func TestCoverageDroppedWhileEdited(t *testing.T) {
 		want[i] = l + 1
 	}
 	c.await(t, "coverage of the saved text's build", 90*time.Second, func() bool {
-		for i := n; i < len(c.coverage); i++ {
+		for i := n; i < len(c.Coverage); i++ {
 			if ls, cov, ok := fileCov(i); ok && cov && slices.Equal(ls, want) {
 				return true
 			}
@@ -452,40 +450,42 @@ func TestClientFileEventsWhenWatcherFails(t *testing.T) {
 			yes := true
 			caps.Workspace.DidChangeWatchedFiles = &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: &yes}
 		})
-	c := w.client
+	c := w.lspConn
 	c.await(t, "registration for workspace/didChangeWatchedFiles", 10*time.Second, func() bool {
-		return slices.ContainsFunc(c.registered, func(r protocol.Registration) bool { return r.Method == "workspace/didChangeWatchedFiles" })
+		return slices.ContainsFunc(c.Registered, func(r protocol.Registration) bool { return r.Method == "workspace/didChangeWatchedFiles" })
 	})
-	c.mu.Lock()
 	var reg protocol.Registration
-	for _, r := range c.registered {
-		if r.Method == "workspace/didChangeWatchedFiles" {
-			reg = r
+	var warned bool
+	var messages []protocol.ShowMessageParams
+	c.Locked(func() {
+		for _, r := range c.Registered {
+			if r.Method == "workspace/didChangeWatchedFiles" {
+				reg = r
+			}
 		}
-	}
-	warned := slices.ContainsFunc(c.messages, func(m protocol.ShowMessageParams) bool {
-		return m.Type == protocol.MessageTypeWarning && strings.Contains(m.Message, "inotify limits") && strings.Contains(m.Message, "using the editor's file events instead")
+		messages = c.messages()
+		warned = slices.ContainsFunc(messages, func(m protocol.ShowMessageParams) bool {
+			return m.Type == protocol.MessageTypeWarning && strings.Contains(m.Message, "inotify limits") && strings.Contains(m.Message, "using the editor's file events instead")
+		})
 	})
-	c.mu.Unlock()
 	raw, _ := json.Marshal(reg.RegisterOptions)
 	if !strings.Contains(string(raw), `**/*.{go,mod,sum,work}`) || !strings.Contains(string(raw), `**/testdata/fuzz/**`) {
 		t.Errorf("registration options = %s", raw)
 	}
 	if !warned {
-		t.Errorf("no warning about the watcher in %+v", c.messages)
+		t.Errorf("no warning about the watcher in %+v", messages)
 	}
 
 	w.start(t)
 	w.awaitState(t, 0, fproto.StateFuzzing)
-	rebuilds := func() int {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		n := 0
-		for _, p := range c.progress {
-			if p == "begin:Rebuilding FuzzEval" {
-				n++
+	rebuilds := func() (n int) {
+		c.Locked(func() {
+			for _, p := range c.progress() {
+				if p == "begin:Rebuilding FuzzEval" {
+					n++
+				}
 			}
-		}
+		})
 		return n
 	}
 	// Written on disk without didSave: with no watcher nothing notices.
@@ -498,14 +498,14 @@ func TestClientFileEventsWhenWatcherFails(t *testing.T) {
 		t.Fatalf("%d rebuilds without a file event: is fsnotify still watching?", n)
 	}
 	n := c.statusCount()
-	if err := w.server.DidChangeWatchedFiles(w.ctx, &protocol.DidChangeWatchedFilesParams{Changes: []protocol.FileEvent{
+	if err := w.Server.DidChangeWatchedFiles(w.Ctx, &protocol.DidChangeWatchedFilesParams{Changes: []protocol.FileEvent{
 		{URI: w.calcURI, Type: protocol.FileChangeTypeChanged},
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	c.await(t, "a rebuild", 30*time.Second, func() bool { return slices.Contains(c.progress, "begin:Rebuilding FuzzEval") })
+	c.await(t, "a rebuild", 30*time.Second, func() bool { return slices.Contains(c.progress(), "begin:Rebuilding FuzzEval") })
 	c.await(t, "the rebuild's end", 90*time.Second, func() bool {
-		return slices.ContainsFunc(c.progress, func(p string) bool { return strings.HasPrefix(p, "end:built in ") })
+		return slices.ContainsFunc(c.progress(), func(p string) bool { return strings.HasPrefix(p, "end:built in ") })
 	})
 	w.awaitState(t, n, fproto.StateFuzzing)
 	if n := rebuilds(); n != 1 {
@@ -532,9 +532,9 @@ func TestCoverageOfOpenDependency(t *testing.T) {
 	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(filepath.Join(app, "app_test.go"))), Target: "FuzzParse"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	c := p.client
+	c := p.lspConn
 	depCovered := func(from int) (named, covered bool) {
-		for _, cp := range c.coverage[from:] {
+		for _, cp := range c.coverage()[from:] {
 			for _, f := range cp.Files {
 				if f.URI == depURI {
 					named, covered = true, covered || len(f.Covered) > 0
@@ -544,8 +544,10 @@ func TestCoverageOfOpenDependency(t *testing.T) {
 		return named, covered
 	}
 	var n int
-	c.await(t, "a coverage notification", 90*time.Second, func() bool { n = len(c.coverage); return n > 0 })
-	if named, _ := func() (bool, bool) { c.mu.Lock(); defer c.mu.Unlock(); return depCovered(0) }(); named {
+	c.await(t, "a coverage notification", 90*time.Second, func() bool { n = len(c.Coverage); return n > 0 })
+	var named bool
+	c.Locked(func() { named, _ = depCovered(0) })
+	if named {
 		t.Errorf("dep.go, outside the workspace and not open, was sent")
 	}
 	p.open(depGo)
@@ -573,8 +575,8 @@ func TestProcessExitReachesEditor(t *testing.T) {
 			t.Fatalf("start %s: %v", tc.target, err)
 		}
 		line := uint32(lineOf(t, srcGo, tc.mark) - 1)
-		p.client.await(t, tc.target+"'s exit as a diagnostic at "+tc.mark, 90*time.Second, func() bool {
-			return slices.ContainsFunc(p.client.diags[string(uri.File(srcGo))], func(d protocol.Diagnostic) bool {
+		p.lspConn.await(t, tc.target+"'s exit as a diagnostic at "+tc.mark, 90*time.Second, func() bool {
+			return slices.ContainsFunc(p.lspConn.diags(string(uri.File(srcGo))), func(d protocol.Diagnostic) bool {
 				return d.Range.Start.Line == line && d.Code == protocol.String(engine.KindExit)
 			})
 		})

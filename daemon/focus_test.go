@@ -15,7 +15,7 @@ import (
 // unreached changed blocks apart from the other uncovered ones.
 func TestChangedBlocksLens(t *testing.T) {
 	w := startCalc(t, Options{}, nil)
-	c := w.client
+	c := w.lspConn
 	w.start(t)
 	w.awaitState(t, 0, fproto.StateFuzzing)
 	src := mustRead(t, w.calcGo)
@@ -31,10 +31,10 @@ func TestChangedBlocksLens(t *testing.T) {
 	var ss fproto.SessionStatus
 	nc := 0 // notifications before the new build's (which may still hold the old build's lines)
 	c.await(t, "fuzzls/status with changed blocks", 90*time.Second, func() bool {
-		for _, st := range c.status[min(n, len(c.status)):] {
+		for _, st := range c.statuses()[min(n, len(c.Status)):] {
 			for _, s := range st.Sessions {
 				if s.Name == "FuzzEval" && s.State == fproto.StateFuzzing && s.Changed > 0 {
-					ss, nc = s, len(c.coverage)
+					ss, nc = s, len(c.Coverage)
 					return true
 				}
 			}
@@ -50,7 +50,7 @@ func TestChangedBlocksLens(t *testing.T) {
 		t.Errorf("code lens after the edit = %+v, want \"changed: k/%d blocks reached\"", lenses, ss.Changed)
 	}
 	c.await(t, "the branch's body among the uncovered changed ranges", 90*time.Second, func() bool {
-		for _, p := range c.coverage[nc:] {
+		for _, p := range c.coverage()[nc:] {
 			for _, f := range p.Files {
 				if f.URI != string(w.calcURI) {
 					continue

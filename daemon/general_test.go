@@ -1,11 +1,9 @@
 package daemon
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/lspclient"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -42,10 +41,10 @@ func TestInitializeShutdownExit(t *testing.T) {
 	if v, _ := res.ServerInfo.Version.Get(); res.ServerInfo.Name != "fuzzls" || v != "test" {
 		t.Errorf("serverInfo = %+v", res.ServerInfo)
 	}
-	if err := p.server.Shutdown(p.ctx); err != nil {
+	if err := p.Server.Shutdown(p.Ctx); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	if err := p.server.Exit(p.ctx); err != nil {
+	if err := p.Server.Exit(p.Ctx); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
 	select {
@@ -61,7 +60,7 @@ func TestInitializeShutdownExit(t *testing.T) {
 func TestExitWithoutShutdown(t *testing.T) {
 	p := startInProcess(t, Options{})
 	p.initialize(t.TempDir(), nil)
-	_ = p.server.Exit(p.ctx)
+	_ = p.Server.Exit(p.Ctx)
 	select {
 	case err := <-p.done:
 		if !errors.Is(err, ErrNoShutdown) {
@@ -76,12 +75,12 @@ func TestUnknownRequestAndNotification(t *testing.T) {
 	p := startInProcess(t, Options{})
 	p.initialize(t.TempDir(), nil)
 
-	_, err := p.conn.Call(p.ctx, "fuzzls/noSuchMethod", map[string]int{"x": 1}, nil)
+	_, err := p.Conn.Call(p.Ctx, "fuzzls/noSuchMethod", map[string]int{"x": 1}, nil)
 	if rpcCode(err) != jsonrpc2.MethodNotFound {
 		t.Fatalf("unknown request: err = %v (code %d), want method not found", err, rpcCode(err))
 	}
 	// A standard request the daemon does not implement.
-	_, err = p.server.Completion(p.ctx, &protocol.CompletionParams{})
+	_, err = p.Server.Completion(p.Ctx, &protocol.CompletionParams{})
 	if rpcCode(err) != jsonrpc2.MethodNotFound {
 		t.Fatalf("textDocument/completion: err = %v, want method not found", err)
 	}
@@ -97,7 +96,7 @@ func TestUnknownRequestAndNotification(t *testing.T) {
 		{protocol.MethodTextDocumentDidChange, map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere.go"}}},
 		{protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"autoStart": "sometimes"}}},
 	} {
-		if err := p.conn.Notify(p.ctx, n.method, n.params); err != nil {
+		if err := p.Conn.Notify(p.Ctx, n.method, n.params); err != nil {
 			t.Fatalf("notify %s: %v", n.method, err)
 		}
 	}
@@ -111,8 +110,8 @@ func TestHandlerPanicIsRecovered(t *testing.T) {
 	if rpcCode(err) != jsonrpc2.InternalError {
 		t.Fatalf("panicking command: err = %v, want internal error", err)
 	}
-	p.client.await(t, "a logMessage about the panic", 5*time.Second, func() bool {
-		return slices.ContainsFunc(p.client.logs, func(s string) bool { return strings.Contains(s, "panic") })
+	p.lspConn.await(t, "a logMessage about the panic", 5*time.Second, func() bool {
+		return slices.ContainsFunc(p.lspConn.logs(), func(s string) bool { return strings.Contains(s, "panic") })
 	})
 	p.status()
 }
@@ -120,10 +119,10 @@ func TestHandlerPanicIsRecovered(t *testing.T) {
 func TestCancelWithClientLibrary(t *testing.T) {
 	p := startInProcess(t, Options{EnableTestCommands: true})
 	p.initialize(t.TempDir(), nil)
-	ctx, cancel := context.WithTimeout(p.ctx, 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(p.Ctx, 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := protocol.Call(ctx, p.conn, protocol.MethodWorkspaceExecuteCommand,
+	err := protocol.Call(ctx, p.Conn, protocol.MethodWorkspaceExecuteCommand,
 		&protocol.ExecuteCommandParams{Command: commandTestSleep, Arguments: []protocol.LSPAny{protocol.LSPAny(`{"ms":30000}`)}}, nil)
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("cancelled call: err = %v after %v", err, time.Since(start))
@@ -211,10 +210,7 @@ func TestExitWhenInputCloses(t *testing.T) {
 }
 
 // rawWire talks to an in-process server with hand-written frames.
-type rawWire struct {
-	w      io.Writer
-	frames chan map[string]json.RawMessage
-}
+type rawWire struct{ *lspclient.Raw }
 
 func startRaw(t *testing.T, opts Options) *rawWire {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -222,38 +218,10 @@ func startRaw(t *testing.T, opts Options) *rawWire {
 	sr, cw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, sr, sw, opts); sw.Close() }()
-	rw := &rawWire{w: cw, frames: make(chan map[string]json.RawMessage, 100)}
-	go func() {
-		br := bufio.NewReader(cr)
-		for {
-			n := -1
-			for {
-				line, err := br.ReadString('\n')
-				if err != nil {
-					close(rw.frames)
-					return
-				}
-				line = strings.TrimSpace(line)
-				if line == "" {
-					break
-				}
-				if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-					n, _ = strconv.Atoi(v)
-				}
-			}
-			body := make([]byte, n)
-			if _, err := io.ReadFull(br, body); err != nil {
-				close(rw.frames)
-				return
-			}
-			var m map[string]json.RawMessage
-			_ = json.Unmarshal(body, &m)
-			rw.frames <- m
-		}
-	}()
+	rw := &rawWire{lspclient.ConnectRaw(cr, cw)}
 	t.Cleanup(func() {
 		cancel()
-		cw.Close()
+		_ = rw.Close(0)
 		cr.Close()
 		<-done
 	})
@@ -262,44 +230,23 @@ func startRaw(t *testing.T, opts Options) *rawWire {
 
 func (rw *rawWire) send(t *testing.T, body string) {
 	t.Helper()
-	if _, err := fmt.Fprintf(rw.w, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+	if err := rw.Send(body); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // response waits for the response with the given id (JSON text), skipping
 // notifications and other responses.
-func (rw *rawWire) response(t *testing.T, id string, timeout time.Duration) map[string]json.RawMessage {
+func (rw *rawWire) response(t *testing.T, id string, timeout time.Duration) json.RawMessage {
 	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case m, ok := <-rw.frames:
-			if !ok {
-				t.Fatalf("connection closed while waiting for response %s", id)
-			}
-			if _, isReq := m["method"]; !isReq && string(m["id"]) == id {
-				return m
-			}
-		case <-deadline:
-			t.Fatalf("no response %s within %v", id, timeout)
-		}
-	}
-}
-
-func errorCode(t *testing.T, m map[string]json.RawMessage) jsonrpc2.Code {
-	t.Helper()
-	var e struct {
-		Code jsonrpc2.Code `json:"code"`
-	}
-	if len(m["error"]) == 0 {
-		return 0
-	}
-	if err := json.Unmarshal(m["error"], &e); err != nil {
+	m, err := rw.Response(id, timeout)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Code
+	return m
 }
+
+func errorCode(m json.RawMessage) jsonrpc2.Code { return jsonrpc2.Code(lspclient.ErrorCode(m)) }
 
 func TestCancelRequestNumericID(t *testing.T) {
 	rw := startRaw(t, Options{EnableTestCommands: true})
@@ -311,8 +258,8 @@ func TestCancelRequestNumericID(t *testing.T) {
 	start := time.Now()
 	rw.send(t, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
 	m := rw.response(t, "7", 5*time.Second)
-	if code := errorCode(t, m); code != protocol.CodeRequestCancelled {
-		t.Fatalf("cancelled request answered %s, want error %d", m["error"], protocol.CodeRequestCancelled)
+	if code := errorCode(m); code != protocol.CodeRequestCancelled {
+		t.Fatalf("cancelled request answered %s, want error %d", m, protocol.CodeRequestCancelled)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("cancel took %v", d)
@@ -321,7 +268,7 @@ func TestCancelRequestNumericID(t *testing.T) {
 	rw.send(t, `{"jsonrpc":"2.0","id":"s8","method":"workspace/executeCommand","params":{"command":"fuzzls.test.sleep","arguments":[{"ms":30000}]}}`)
 	time.Sleep(100 * time.Millisecond)
 	rw.send(t, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"s8"}}`)
-	if code := errorCode(t, rw.response(t, `"s8"`, 5*time.Second)); code != protocol.CodeRequestCancelled {
+	if code := errorCode(rw.response(t, `"s8"`, 5*time.Second)); code != protocol.CodeRequestCancelled {
 		t.Fatalf("string-id cancel: code %d", code)
 	}
 }
@@ -336,14 +283,15 @@ func TestMalformedJSONSurvives(t *testing.T) {
 	} {
 		rw.send(t, bad)
 		m := rw.response(t, "null", 5*time.Second)
-		if code := errorCode(t, m); code != jsonrpc2.ParseError && code != jsonrpc2.InvalidRequest {
-			t.Errorf("%q answered %s, want a parse or invalid-request error", bad, m["error"])
+		if code := errorCode(m); code != jsonrpc2.ParseError && code != jsonrpc2.InvalidRequest {
+			t.Errorf("%q answered %s, want a parse or invalid-request error", bad, m)
 		}
 	}
 	rw.send(t, `{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
 	m := rw.response(t, "10", 5*time.Second)
-	if len(m["result"]) == 0 {
-		t.Fatalf("initialize after malformed frames: %v", m)
+	var res struct{ Result json.RawMessage }
+	if json.Unmarshal(m, &res) != nil || len(res.Result) == 0 {
+		t.Fatalf("initialize after malformed frames: %s", m)
 	}
 	rw.send(t, `{"jsonrpc":"2.0","id":11,"method":"shutdown"}`)
 	rw.response(t, "11", 5*time.Second)
@@ -371,7 +319,7 @@ func TestErrorCodes(t *testing.T) {
 	} {
 		id := strconv.Itoa(100 + i)
 		rw.send(t, `{"jsonrpc":"2.0","id":`+id+`,`+tc.msg+`}`)
-		if code := errorCode(t, rw.response(t, id, 5*time.Second)); code != tc.want {
+		if code := errorCode(rw.response(t, id, 5*time.Second)); code != tc.want {
 			t.Errorf("%s: code %d, want %d", tc.msg, code, tc.want)
 		}
 	}

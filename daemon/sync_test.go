@@ -36,10 +36,10 @@ func TestSyncDirFailure(t *testing.T) {
 	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	c := p.client
+	c := p.lspConn
 	testURI := string(uri.File(testGo))
 	c.await(t, "the synced failure's diagnostic", 2*time.Minute, func() bool {
-		return slices.ContainsFunc(c.diags[testURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
+		return slices.ContainsFunc(c.diags(testURI), func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
 	})
 }
 
@@ -58,13 +58,13 @@ func TestImportedFailure(t *testing.T) {
 	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	c := p.client
-	c.await(t, "fuzzing (coverage)", 2*time.Minute, func() bool { return len(c.coverage) > 0 })
+	c := p.lspConn
+	c.await(t, "fuzzing (coverage)", 2*time.Minute, func() bool { return len(c.Coverage) > 0 })
 	// The harness's layout of one []byte: its length, big-endian, then the bytes.
 	crash := filepath.Join(t.TempDir(), "crash-0123")
 	os.WriteFile(crash, append([]byte{0, 0, 0, 17}, "sixteen-byte-keyx"...), 0o644)
 	e := engine.New(engine.Options{CacheDir: cache}, nil)
-	targets, err := e.Targets(p.ctx, ws, ".")
+	targets, err := e.Targets(p.Ctx, ws, ".")
 	if err != nil || len(targets) != 1 {
 		t.Fatalf("targets: %v %v", targets, err)
 	}
@@ -74,6 +74,6 @@ func TestImportedFailure(t *testing.T) {
 	}
 	testURI := string(uri.File(testGo))
 	c.await(t, "the imported failure's diagnostic", 2*time.Minute, func() bool {
-		return slices.ContainsFunc(c.diags[testURI], func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
+		return slices.ContainsFunc(c.diags(testURI), func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(line-1) })
 	})
 }

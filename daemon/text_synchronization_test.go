@@ -75,7 +75,7 @@ func TestIncrementalChangesNonASCII(t *testing.T) {
 	id := protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.File(path)}, Version: 2}
 	// Split the comment after "🙂 " (UTF-16 column 14, byte column 20), rename
 	// FuzzA to FuzzB on the line it moved to, then replace 日 by 🙂.
-	err := p.server.DidChange(p.ctx, &protocol.DidChangeTextDocumentParams{TextDocument: id, ContentChanges: []protocol.TextDocumentContentChangeEvent{
+	err := p.Server.DidChange(p.Ctx, &protocol.DidChangeTextDocumentParams{TextDocument: id, ContentChanges: []protocol.TextDocumentContentChangeEvent{
 		&protocol.TextDocumentContentChangePartial{Range: protocol.Range{Start: protocol.Position{Line: 2, Character: 14}, End: protocol.Position{Line: 2, Character: 14}}, Text: "\n// 日本\n"},
 		&protocol.TextDocumentContentChangePartial{Range: protocol.Range{Start: protocol.Position{Line: 7, Character: 9}, End: protocol.Position{Line: 7, Character: 10}}, Text: "B"},
 		&protocol.TextDocumentContentChangePartial{Range: protocol.Range{Start: protocol.Position{Line: 3, Character: 3}, End: protocol.Position{Line: 3, Character: 4}}, Text: "🙂"},
@@ -83,7 +83,7 @@ func TestIncrementalChangesNonASCII(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lenses, err := p.server.CodeLens(p.ctx, &protocol.CodeLensParams{TextDocument: id.TextDocumentIdentifier})
+	lenses, err := p.Server.CodeLens(p.Ctx, &protocol.CodeLensParams{TextDocument: id.TextDocumentIdentifier})
 	if err != nil || len(lenses) != 1 || lenses[0].Range.Start.Line != 7 {
 		t.Fatalf("lenses = %+v, %v", lenses, err)
 	}

@@ -131,15 +131,7 @@ func (d *daemon) awaitFuzzing(target string, timeout time.Duration) (fproto.Sess
 }
 
 // diagsOf is the last set of diagnostics published for file (d locked).
-func (d *daemon) diagsOf(file string) []protocol.Diagnostic {
-	u := uri.File(file)
-	for i := len(d.Diags) - 1; i >= 0; i-- {
-		if d.Diags[i].URI == u {
-			return d.Diags[i].Diags
-		}
-	}
-	return nil
-}
+func (d *daemon) diagsOf(file string) []protocol.Diagnostic { return d.LastDiags(uri.File(file)) }
 
 // awaitDiag waits for a diagnostic of the given code on file, on a line
 // (1-based) from lo to hi.

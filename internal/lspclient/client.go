@@ -1,8 +1,10 @@
-// Package lspclient talks LSP to a real `fuzzls serve` process over its pipes,
-// for the tools that drive the daemon from outside as an editor does
-// (bench/latency, bench/faults): a client on go.lsp.dev/protocol's client side
-// that records what the server sends with its time of arrival (Client), and a
-// raw framed connection for messages no well-behaved client sends (Raw).
+// Package lspclient talks LSP to a real fuzzls daemon, as an editor does: a
+// `fuzzls serve` process over its pipes, or daemon.Serve run in process over
+// io.Pipes (the daemon's tests). It is the one LSP client of the tests and of
+// the tools that drive the daemon from outside (bench/latency, bench/faults): a
+// client on go.lsp.dev/protocol's client side that records what the server
+// sends with its time of arrival (Client), and a raw framed connection for
+// messages no well-behaved client sends (Raw).
 package lspclient
 
 import (
@@ -38,60 +40,89 @@ type DiagEvent struct {
 	Diags []protocol.Diagnostic
 }
 
-// Client is a running `fuzzls serve` and the client talking to it. What the
-// server sent is in the exported slices; read them with Locked, or in the
-// condition of Await.
+// Client is a client talking to a server: a running `fuzzls serve` (Start) or
+// one in process (Connect). What the server sent is in the exported fields;
+// read them with Locked, or in the condition of Await.
 type Client struct {
 	protocol.UnimplementedClient
 
-	Cmd    *exec.Cmd
+	Cmd    *exec.Cmd // nil for a server in process
 	Server protocol.Server
 	Conn   jsonrpc2.Conn
-	Ctx    context.Context
+	Ctx    context.Context // the connection's, cancelled when it closes
 
 	stdin  io.WriteCloser
 	cancel context.CancelFunc
 	waited chan struct{} // closed when Cmd.Wait has returned
 	exit   error         // Cmd.Wait's result
 
-	mu            sync.Mutex
-	changed       chan struct{}
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every update
+
+	// AcceptEdits is the answer to workspace/applyEdit: applied or refused
+	// (the default: the tools check that nothing is written into the
+	// workspace unasked). Either way the edit is recorded in Applied. Set it
+	// before Initialize, or under Locked.
+	AcceptEdits bool
+
 	Diags         []DiagEvent
 	Status        []Timed[fproto.StatusParams]
 	Coverage      []Timed[fproto.CoverageParams]
 	ProgressNotes []Timed[string] // "begin:title", "report:message", "end:message"
-	Messages      []Timed[string] // window/showMessage and window/logMessage texts
+	ShowMessages  []Timed[protocol.ShowMessageParams]
+	Logs          []Timed[string] // window/logMessage texts
+	Refreshes     int             // workspace/codeLens/refresh requests
+	Applied       []protocol.WorkspaceEdit
+	Registered    []protocol.Registration
 }
 
 // Start starts cmd (`fuzzls serve`, its Stderr set by the caller) with pipes on
 // its stdin and stdout and connects a client to them.
 func Start(cmd *exec.Cmd) (*Client, error) {
-	c := &Client{Cmd: cmd, changed: make(chan struct{}), waited: make(chan struct{})}
 	stdin, stdout, err := startPiped(cmd)
 	if err != nil {
 		return nil, err
 	}
-	c.stdin = stdin
+	c := Connect(stdout, stdin)
+	c.Cmd = cmd
+	c.waited = make(chan struct{})
 	go func() {
 		c.exit = cmd.Wait()
 		close(c.waited)
 		c.update(func() {})
 	}()
+	return c, nil
+}
+
+// Connect connects a client to a server that writes to r and reads from w
+// (daemon.Serve over io.Pipes). The server's notifications are handled on the
+// connection's read loop, so the client records them in the order sent.
+func Connect(r io.ReadCloser, w io.WriteCloser) *Client {
+	c := &Client{changed: make(chan struct{}), stdin: w}
 	c.Ctx, c.cancel = context.WithCancel(context.Background())
-	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(pipes{stdout, c.stdin}), jsonrpc2.WithCodec(codec{}))
+	c.Conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(pipes{r, w}), jsonrpc2.WithCodec(codec{}))
 	h := protocol.ClientHandler(c, c.custom)
 	c.Conn.Go(c.Ctx, protocol.CancelHandler(func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.IsCall() {
+			// jsonrpc2's CancelHandler watches the request context from a
+			// goroutine; only a detached (Async) request context stays valid.
 			jsonrpc2.Async(ctx)
 		}
 		return h(ctx, req)
 	}))
 	c.Server = protocol.ServerDispatcher(c.Conn)
-	return c, nil
+	return c
+}
+
+// Disconnect closes the connection (both pipes) without a word to the server.
+func (c *Client) Disconnect() {
+	c.cancel()
+	c.Conn.Close()
 }
 
 // Close shuts the server down as an editor does (shutdown, exit, stdin
-// closed) and waits for it to exit; after 20 s it is killed.
+// closed) and waits for it to exit; after 20 s it is killed. Close, CloseStdin,
+// Kill, WaitExit, Exited and ExitCode are for a server process (Start).
 func (c *Client) Close() error {
 	ctx, cancel := context.WithTimeout(c.Ctx, 10*time.Second)
 	defer cancel()
@@ -111,8 +142,7 @@ func (c *Client) CloseStdin(timeout time.Duration) error {
 		<-c.waited
 		err = fmt.Errorf("the server did not exit within %v of its stdin closing", timeout)
 	}
-	c.cancel()
-	c.Conn.Close()
+	c.Disconnect()
 	return err
 }
 
@@ -120,8 +150,18 @@ func (c *Client) CloseStdin(timeout time.Duration) error {
 func (c *Client) Kill() {
 	_ = c.Cmd.Process.Signal(syscall.SIGKILL)
 	<-c.waited
-	c.cancel()
-	c.Conn.Close()
+	c.Disconnect()
+}
+
+// ExitCode is the server's exit code once it has exited (-1 if a signal ended
+// it), and the error of waiting for it if that was not its exit status.
+func (c *Client) ExitCode() (int, error) {
+	<-c.waited
+	var ee *exec.ExitError
+	if errors.As(c.exit, &ee) {
+		return ee.ExitCode(), nil
+	}
+	return 0, c.exit
 }
 
 // WaitExit waits up to timeout for the server to exit and says whether it did.
@@ -146,8 +186,17 @@ func (c *Client) Exited() (bool, error) {
 
 // Initialize sends initialize, with the workspace folder dir and opts as
 // initializationOptions (fuzzls's settings: cacheDir, parallel, …), then
-// initialized. The client announces progress, applyEdit and code lens refresh.
-func (c *Client) Initialize(dir string, opts map[string]any) error {
+// initialized. The client announces what VS Code does of what fuzzls uses:
+// progress, applyEdit, code lens refresh, workspace edits that create files.
+func (c *Client) Initialize(dir string, opts any) error {
+	_, err := c.InitializeWith(dir, opts, nil)
+	return err
+}
+
+// InitializeWith is Initialize with the client capabilities changed by edit
+// (if not nil), returning the server's answer. No dir is no workspace folder;
+// no opts (nil) no initializationOptions.
+func (c *Client) InitializeWith(dir string, opts any, edit func(*protocol.ClientCapabilities)) (*protocol.InitializeResult, error) {
 	yes := true
 	params := &protocol.InitializeParams{
 		Capabilities: protocol.ClientCapabilities{
@@ -155,19 +204,34 @@ func (c *Client) Initialize(dir string, opts map[string]any) error {
 			Workspace: &protocol.WorkspaceClientCapabilities{
 				ApplyEdit: &yes,
 				CodeLens:  &protocol.CodeLensWorkspaceClientCapabilities{RefreshSupport: &yes},
+				WorkspaceEdit: &protocol.WorkspaceEditClientCapabilities{
+					DocumentChanges:    &yes,
+					ResourceOperations: []protocol.ResourceOperationKind{protocol.ResourceOperationKindCreate},
+				},
 			},
 		},
 	}
-	params.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: uri.File(dir), Name: filepath.Base(dir)}})
-	raw, err := json.Marshal(opts)
+	if edit != nil {
+		edit(&params.Capabilities)
+	}
+	if dir != "" {
+		params.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: uri.File(dir), Name: filepath.Base(dir)}})
+	}
+	if opts != nil {
+		raw, err := json.Marshal(opts)
+		if err != nil {
+			return nil, err
+		}
+		params.InitializationOptions = raw
+	}
+	res, err := c.Server.Initialize(c.Ctx, params)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	params.InitializationOptions = raw
-	if _, err := c.Server.Initialize(c.Ctx, params); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+	if err := c.Server.Initialized(c.Ctx, &protocol.InitializedParams{}); err != nil {
+		return nil, fmt.Errorf("initialized: %w", err)
 	}
-	return c.Server.Initialized(c.Ctx, &protocol.InitializedParams{})
+	return res, nil
 }
 
 // Command runs workspace/executeCommand with arg (if not nil) as its one
@@ -221,6 +285,26 @@ func (c *Client) LastState() string {
 		return ""
 	}
 	return c.Status[len(c.Status)-1].V.Sessions[0].State
+}
+
+// LastDiags is the last set of diagnostics published for u (to be called with
+// the client locked).
+func (c *Client) LastDiags(u uri.URI) []protocol.Diagnostic {
+	for i := len(c.Diags) - 1; i >= 0; i-- {
+		if c.Diags[i].URI == u {
+			return c.Diags[i].Diags
+		}
+	}
+	return nil
+}
+
+// Values is what arrived, without the times.
+func Values[T any](ts []Timed[T]) []T {
+	vs := make([]T, len(ts))
+	for i, t := range ts {
+		vs[i] = t.V
+	}
+	return vs
 }
 
 // Open sends textDocument/didOpen of path with text, version 1.
@@ -299,13 +383,13 @@ func (c *Client) PublishDiagnostics(ctx context.Context, p *protocol.PublishDiag
 
 func (c *Client) ShowMessage(ctx context.Context, p *protocol.ShowMessageParams) error {
 	t := time.Now()
-	c.update(func() { c.Messages = append(c.Messages, Timed[string]{t, p.Message}) })
+	c.update(func() { c.ShowMessages = append(c.ShowMessages, Timed[protocol.ShowMessageParams]{t, *p}) })
 	return nil
 }
 
 func (c *Client) LogMessage(ctx context.Context, p *protocol.LogMessageParams) error {
 	t := time.Now()
-	c.update(func() { c.Messages = append(c.Messages, Timed[string]{t, p.Message}) })
+	c.update(func() { c.Logs = append(c.Logs, Timed[string]{t, p.Message}) })
 	return nil
 }
 
@@ -313,16 +397,25 @@ func (c *Client) WorkDoneProgressCreate(ctx context.Context, p *protocol.WorkDon
 	return nil
 }
 
-func (c *Client) CodeLensRefresh(ctx context.Context) error { return nil }
-
-func (c *Client) RegisterCapability(ctx context.Context, p *protocol.RegistrationParams) error {
+func (c *Client) CodeLensRefresh(ctx context.Context) error {
+	c.update(func() { c.Refreshes++ })
 	return nil
 }
 
-// ApplyEdit refuses every edit: the tools check that nothing is written into
-// the workspace unasked.
+func (c *Client) RegisterCapability(ctx context.Context, p *protocol.RegistrationParams) error {
+	c.update(func() { c.Registered = append(c.Registered, p.Registrations...) })
+	return nil
+}
+
+// ApplyEdit records the edit and answers as AcceptEdits says; it writes
+// nothing.
 func (c *Client) ApplyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditParams) (*protocol.ApplyWorkspaceEditResult, error) {
-	return &protocol.ApplyWorkspaceEditResult{Applied: false}, nil
+	var ok bool
+	c.update(func() {
+		c.Applied = append(c.Applied, p.Edit)
+		ok = c.AcceptEdits
+	})
+	return &protocol.ApplyWorkspaceEditResult{Applied: ok}, nil
 }
 
 func (c *Client) Progress(ctx context.Context, p *protocol.ProgressParams) error {

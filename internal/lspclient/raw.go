@@ -12,11 +12,12 @@ import (
 	"time"
 )
 
-// Raw is a `fuzzls serve` process spoken to in framed bytes, for messages no
-// well-behaved client sends (JSON that does not parse, unknown methods, params
-// of the wrong types) and for reading the server's answers to them as they are.
+// Raw is a server (a `fuzzls serve` process, or one in process) spoken to in
+// framed bytes, for messages no well-behaved client sends (JSON that does not
+// parse, unknown methods, params of the wrong types) and for reading the
+// server's answers to them as they are.
 type Raw struct {
-	Cmd   *exec.Cmd
+	Cmd   *exec.Cmd // nil for a server in process
 	stdin io.WriteCloser
 	msgs  chan json.RawMessage // every message the server sent, in order
 }
@@ -24,14 +25,20 @@ type Raw struct {
 // StartRaw starts cmd (`fuzzls serve`, its Stderr set by the caller) with pipes
 // on its stdin and stdout.
 func StartRaw(cmd *exec.Cmd) (*Raw, error) {
-	r := &Raw{Cmd: cmd, msgs: make(chan json.RawMessage, 1024)}
 	stdin, stdout, err := startPiped(cmd)
 	if err != nil {
 		return nil, err
 	}
-	r.stdin = stdin
-	go r.read(bufio.NewReader(stdout))
+	r := ConnectRaw(stdout, stdin)
+	r.Cmd = cmd
 	return r, nil
+}
+
+// ConnectRaw speaks to a server that writes to r and reads from w.
+func ConnectRaw(r io.Reader, w io.WriteCloser) *Raw {
+	raw := &Raw{stdin: w, msgs: make(chan json.RawMessage, 1024)}
+	go raw.read(bufio.NewReader(r))
+	return raw
 }
 
 // read splits the server's output into messages by their Content-Length headers.
@@ -100,9 +107,12 @@ func ErrorCode(resp json.RawMessage) int {
 }
 
 // Close closes the server's stdin and waits up to timeout for it to exit, then
-// kills it.
+// kills it. A server in process is only left without input.
 func (r *Raw) Close(timeout time.Duration) error {
 	r.stdin.Close()
+	if r.Cmd == nil {
+		return nil
+	}
 	done := make(chan error, 1)
 	go func() { done <- r.Cmd.Wait() }()
 	select {
