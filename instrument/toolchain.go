@@ -72,10 +72,82 @@ func CheckToolchain(ctx context.Context, dir string, rt fs.FS) error {
 	if err != nil {
 		return err
 	}
-	if changes := testingChanges(want, have); len(changes) > 0 {
+	changes := testingChanges(want, have)
+	links, err := linknameChanges(goroot, rt)
+	if err != nil {
+		return err
+	}
+	if changes = append(changes, links...); len(changes) > 0 {
 		return &ToolchainError{GoVersion: version, Changes: changes}
 	}
 	return nil
+}
+
+// linknameChanges lists the standard library functions the runtime reaches by a
+// linkname directive (deps.go) that goroot no longer has with the same
+// signature: the linker's "relocation target not defined" would otherwise be all
+// the user saw.
+func linknameChanges(goroot string, rt fs.FS) ([]string, error) {
+	src, err := fs.ReadFile(rt, "deps.go")
+	if err != nil {
+		return nil, fmt.Errorf("fuzzls's runtime sources: %v", err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "deps.go", src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("fuzzls's runtime sources: %v", err)
+	}
+	local := map[string]string{} // function declared without a body → its signature
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Body == nil {
+			local[fd.Name.Name] = typeString(fset, fd.Type)
+		}
+	}
+	var changes []string
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			fields := strings.Fields(c.Text)
+			if len(fields) != 3 || fields[0] != "//go:linkname" {
+				continue
+			}
+			sig, ok := local[fields[1]]
+			dot := strings.LastIndex(fields[2], ".")
+			if !ok || dot < 0 {
+				continue
+			}
+			pkg, name := fields[2][:dot], fields[2][dot+1:]
+			have, found := stdFunc(filepath.Join(goroot, "src", filepath.FromSlash(pkg)), name)
+			switch {
+			case !found:
+				changes = append(changes, fields[2]+" removed")
+			case have != sig:
+				changes = append(changes, fields[2]+" is now "+have)
+			}
+		}
+	}
+	return changes, nil
+}
+
+// stdFunc finds the package-level function name in the Go files of dir (tests
+// left out) and returns its signature as typeString prints it.
+func stdFunc(dir, name string) (sig string, found bool) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == name {
+				return typeString(fset, fd.Type), true
+			}
+		}
+	}
+	return "", false
 }
 
 // goTesting reads testDeps and corpusEntry from goroot's testing package, once.

@@ -87,3 +87,43 @@ func TestToolchainChanged(t *testing.T) {
 		})
 	}
 }
+
+// The runtime reaches internal/testlog.SetPanicOnExit0 by go:linkname: a
+// release that drops or changes it is named, rather than left to the linker.
+func TestToolchainLinkname(t *testing.T) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exit, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "src", "internal", "testlog", "exit.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const decl = "func SetPanicOnExit0(v bool) {"
+	if !strings.Contains(string(exit), decl) {
+		t.Fatalf("internal/testlog no longer holds %q", decl)
+	}
+	for _, tc := range []struct{ desc, decl, want string }{
+		{"unchanged", decl, ""},
+		{"removed", "func SetPanicOnExitZero(v bool) {", "internal/testlog.SetPanicOnExit0 removed"},
+		{"signature changed", "func SetPanicOnExit0(v bool, code int) {", "internal/testlog.SetPanicOnExit0 is now func(bool, int)"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			goroot := t.TempDir()
+			dir := filepath.Join(goroot, "src", "internal", "testlog")
+			os.MkdirAll(dir, 0o755)
+			src := strings.Replace(string(exit), decl, tc.decl, 1)
+			if err := os.WriteFile(filepath.Join(dir, "exit.go"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			changes, err := linknameChanges(goroot, os.DirFS("../engine/fuzzrt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(changes, "; ")
+			if got != tc.want {
+				t.Errorf("changes %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
