@@ -11,7 +11,7 @@ import (
 )
 
 // Reporter prints a headless run's events for a terminal or, with JSON, one object
-// a line for machines. It is an observer for New.
+// a line for machines (jsonevents.go). It is an observer for New.
 type Reporter struct {
 	W          io.Writer
 	JSON       bool
@@ -89,52 +89,14 @@ func (r *Reporter) Observe(ev Event) {
 }
 
 func (r *Reporter) json(ev Event) {
-	var obj map[string]any
-	switch ev := ev.(type) {
-	case *BuildEvent:
-		obj = map[string]any{"event": "build", "package": ev.Package, "targets": ev.Targets, "seconds": ev.Seconds}
-		if len(ev.Warnings) > 0 {
-			obj["warnings"] = ev.Warnings
-		}
-		if ev.Err != nil {
-			obj["error"] = ev.Err.Error()
-			if be, ok := ev.Err.(*BuildError); ok {
-				obj["diagnostics"] = be.Diagnostics
-			}
-		}
-	case *SeedsEvent:
-		obj = map[string]any{"event": "seeds", "target": ev.Target.Name, "package": ev.Target.Package,
-			"count": ev.Count, "total": ev.Total, "bytes": ev.Bytes, "done": ev.Done}
-	case *StatsEvent:
-		st := ev.Stats
-		obj = map[string]any{"event": "stats", "target": st.Target.Name, "package": st.Target.Package, "elapsed": st.Elapsed.Seconds(),
-			"execs": st.Execs, "execsPerSec": st.ExecsPerSec, "corpus": st.Corpus, "covered": st.Covered, "blocks": st.Blocks}
-	case *CrashEvent:
-		c := ev.Crash
-		if c.Minimized || c.Flaky {
-			r.crashes++
-		}
-		frames := c.Frames
-		if frames == nil {
-			frames = []Frame{}
-		}
-		obj = map[string]any{"event": "crash", "id": c.ID, "target": c.Target.Name, "package": c.Target.Package, "kind": c.Kind,
-			"message": c.Message, "file": c.File, "line": c.Line, "frames": frames, "input": c.Input,
-			"minimized": c.Minimized, "flaky": c.Flaky, "path": c.Path, "count": c.Count, "known": c.Known}
-	case *CrashFixedEvent:
-		obj = map[string]any{"event": "fixed", "id": ev.Crash.ID, "target": ev.Crash.Target.Name}
-	case *DoneEvent:
-		obj = map[string]any{"event": "done", "target": ev.Target.Name, "package": ev.Target.Package, "execs": ev.Execs, "crashes": ev.Crashes}
-		if ev.Err != nil {
-			obj["error"] = ev.Err.Error()
-		}
-		if ev.Skipped != "" {
-			obj["skipped"] = ev.Skipped
-		}
-	default:
+	if c, ok := ev.(*CrashEvent); ok && (c.Crash.Minimized || c.Crash.Flaky) {
+		r.crashes++
+	}
+	j := JSONEvent(ev)
+	if j == nil {
 		return
 	}
-	data, _ := json.Marshal(obj)
+	data, _ := json.Marshal(j)
 	r.W.Write(append(data, '\n'))
 }
 

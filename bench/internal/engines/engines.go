@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"fuzzls.dev/fuzzls/engine"
 )
 
 // Run is one engine's run on one target in one trial.
@@ -49,46 +51,52 @@ type Run struct {
 	Log      string   `json:"log"`
 }
 
-// ParseFuzzls reads fuzzls's JSON events; it returns the text a planted failure's
-// pattern is matched against ("kind: message"), or "".
+// ParseFuzzls reads fuzzls's JSON events (engine's JSON* types); it returns the
+// text a planted failure's pattern is matched against ("kind: message"), or "".
 func ParseFuzzls(lines <-chan Line, log io.Writer, start time.Time, r *Run) string {
 	var fuzzStart, end time.Time
-	var first, last map[string]any
+	var first, last *engine.JSONCrash
 	for l := range lines {
 		fmt.Fprintf(log, "%7.3f %s\n", l.T.Sub(start).Seconds(), l.S)
-		var ev map[string]any
+		var ev struct{ Event string }
 		if json.Unmarshal([]byte(l.S), &ev) != nil {
 			continue
 		}
-		switch ev["event"] {
-		case "build":
-			if e, ok := ev["error"].(string); ok {
-				r.Err = "build: " + FirstLine(e)
+		switch ev.Event {
+		case engine.JSONEventBuild:
+			var b engine.JSONBuild
+			json.Unmarshal([]byte(l.S), &b)
+			if b.Error != "" {
+				r.Err = "build: " + FirstLine(b.Error)
 			}
-			if ws, ok := ev["warnings"].([]any); ok && r.Warnings == nil {
-				for _, w := range ws {
-					r.Warnings = append(r.Warnings, fmt.Sprint(w))
-				}
+			if len(b.Warnings) > 0 && r.Warnings == nil {
+				r.Warnings = b.Warnings
 			}
 			if fuzzStart.IsZero() {
 				fuzzStart = l.T
 			}
-		case "stats":
-			r.Execs = int64(num(ev["execs"]))
-			r.OwnCover = fmt.Sprintf("%d/%d blocks (fuzzls's instrumentation), corpus %d", int(num(ev["covered"])), int(num(ev["blocks"])), int(num(ev["corpus"])))
-		case "crash":
+		case engine.JSONEventStats:
+			var st engine.JSONStats
+			json.Unmarshal([]byte(l.S), &st)
+			r.Execs = st.Execs
+			r.OwnCover = fmt.Sprintf("%d/%d blocks (fuzzls's instrumentation), corpus %d", st.Covered, st.Blocks, st.Corpus)
+		case engine.JSONEventCrash:
+			c := new(engine.JSONCrash)
+			json.Unmarshal([]byte(l.S), c)
 			if first == nil {
-				first = ev
+				first = c
 				r.TTC = l.T.Sub(fuzzStart).Seconds()
 			}
-			last = ev
-		case "done":
+			last = c
+		case engine.JSONEventDone:
+			var d engine.JSONDone
+			json.Unmarshal([]byte(l.S), &d)
 			end = l.T
-			if n := int64(num(ev["execs"])); n > r.Execs {
-				r.Execs = n
+			if d.Execs > r.Execs {
+				r.Execs = d.Execs
 			}
-			if e, ok := ev["error"].(string); ok && r.Err == "" {
-				r.Err = FirstLine(e)
+			if d.Error != "" && r.Err == "" {
+				r.Err = FirstLine(d.Error)
 			}
 		}
 	}
@@ -102,14 +110,12 @@ func ParseFuzzls(lines <-chan Line, log io.Writer, start time.Time, r *Run) stri
 	if first == nil {
 		return ""
 	}
-	r.Flaky, _ = last["flaky"].(bool)
-	kind, _ := last["kind"].(string)
-	msg, _ := last["message"].(string)
-	r.Failure = kind + ": " + FirstLine(msg)
-	if f, ok := last["file"].(string); ok && f != "" {
-		r.Where = fmt.Sprintf("%s:%d", filepath.Base(f), int(num(last["line"])))
+	r.Flaky = last.Flaky
+	r.Failure = last.Kind + ": " + FirstLine(last.Message)
+	if last.File != "" {
+		r.Where = fmt.Sprintf("%s:%d", filepath.Base(last.File), last.Line)
 	}
-	return kind + ": " + msg
+	return last.Kind + ": " + last.Message
 }
 
 var (
@@ -278,11 +284,6 @@ func Command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
 	}
 	cmd.WaitDelay = 40 * time.Second
 	return cmd
-}
-
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
 }
 
 func FirstLine(s string) string {

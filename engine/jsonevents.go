@@ -1,0 +1,136 @@
+package engine
+
+// The events of `fuzzls fuzz -json`: one JSON object a line, whose "event"
+// member names its type below. These types are the format's one definition:
+// Reporter writes them, the README's "-json events" section documents them for
+// users (each member, one example line each), and cmd/fuzzls's TestJSONEvents
+// checks both a real run's lines and the README against them. A member tagged
+// omitempty may be absent; every other one is always there.
+
+// Values of the "event" member.
+const (
+	JSONEventBuild = "build"
+	JSONEventSeeds = "seeds"
+	JSONEventStats = "stats"
+	JSONEventCrash = "crash"
+	JSONEventFixed = "fixed"
+	JSONEventDone  = "done"
+)
+
+// JSONBuild: a package was built for its targets, or failed to build.
+type JSONBuild struct {
+	Event    string   `json:"event"`   // "build"
+	Package  string   `json:"package"` // import path
+	Targets  []string `json:"targets"` // the targets built: FuzzXxx names
+	Seconds  float64  `json:"seconds"` // how long the build took
+	Warnings []string `json:"warnings,omitempty"`
+	// Error is why the build failed; Diagnostics are its messages placed in the
+	// user's files (1-based Line, Col in bytes).
+	Error       string       `json:"error,omitempty"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// JSONSeeds: a target's seeds (f.Add and testdata/fuzz) being read, about once
+// a second and when all are in (Done).
+type JSONSeeds struct {
+	Event   string `json:"event"` // "seeds"
+	Target  string `json:"target"`
+	Package string `json:"package"`
+	Count   int    `json:"count"` // seeds read so far
+	Total   int    `json:"total"` // seeds the target has
+	Bytes   int64  `json:"bytes"` // size of those read, in the go test fuzz v1 encoding
+	Done    bool   `json:"done"`
+}
+
+// JSONStats: a target's progress, when fuzzing starts and then every second or so.
+type JSONStats struct {
+	Event       string  `json:"event"` // "stats"
+	Target      string  `json:"target"`
+	Package     string  `json:"package"`
+	Elapsed     float64 `json:"elapsed"` // seconds of fuzzing
+	Execs       int64   `json:"execs"`
+	ExecsPerSec float64 `json:"execsPerSec"`
+	Corpus      int     `json:"corpus"`  // entries of the generated corpus
+	Covered     int     `json:"covered"` // basic blocks reached
+	Blocks      int     `json:"blocks"`  // basic blocks instrumented
+}
+
+// JSONCrash: a failure, first when it is found, then again once minimized
+// (Minimized) or found flaky (Flaky); a "slow" kind is a warning, no failure.
+type JSONCrash struct {
+	Event     string  `json:"event"` // "crash"
+	ID        string  `json:"id"`    // stable over runs
+	Target    string  `json:"target"`
+	Package   string  `json:"package"`
+	Kind      string  `json:"kind"` // one of the Kind constants: panic, error, goroutine-panic, fatal, exit, hang, oom, leak, race, slow
+	Message   string  `json:"message"`
+	File      string  `json:"file"` // the failure's place in the user's code; "" if unknown
+	Line      int     `json:"line"`
+	Frames    []Frame `json:"frames"` // the failing goroutine's stack, innermost first
+	Input     string  `json:"input"`  // the input, in the go test fuzz v1 format
+	Minimized bool    `json:"minimized"`
+	Flaky     bool    `json:"flaky"` // it did not fail again on replay
+	Path      string  `json:"path"`  // where the input is saved
+	Count     int     `json:"count"` // times this failure was seen
+	Known     bool    `json:"known"` // its input is a seed in testdata/fuzz already
+}
+
+// JSONFixed: a known failure's input passes on a new build. `fuzzls fuzz`
+// builds once, so it writes none; an engine that rebuilds does.
+type JSONFixed struct {
+	Event  string `json:"event"` // "fixed"
+	ID     string `json:"id"`    // the crash event's id
+	Target string `json:"target"`
+}
+
+// JSONDone: a target's run ended.
+type JSONDone struct {
+	Event   string `json:"event"` // "done"
+	Target  string `json:"target"`
+	Package string `json:"package"`
+	Execs   int64  `json:"execs"`
+	Crashes int    `json:"crashes"`           // distinct failures
+	Error   string `json:"error,omitempty"`   // why it could not run
+	Skipped string `json:"skipped,omitempty"` // why the target skipped itself
+}
+
+// JSONEvent is the -json line of ev (without its newline), or nil for an event
+// -json does not report.
+func JSONEvent(ev Event) any {
+	switch ev := ev.(type) {
+	case *BuildEvent:
+		j := &JSONBuild{Event: JSONEventBuild, Package: ev.Package, Targets: ev.Targets, Seconds: ev.Seconds, Warnings: ev.Warnings}
+		if ev.Err != nil {
+			j.Error = ev.Err.Error()
+			if be, ok := ev.Err.(*BuildError); ok {
+				j.Diagnostics = be.Diagnostics
+			}
+		}
+		return j
+	case *SeedsEvent:
+		return &JSONSeeds{Event: JSONEventSeeds, Target: ev.Target.Name, Package: ev.Target.Package,
+			Count: ev.Count, Total: ev.Total, Bytes: ev.Bytes, Done: ev.Done}
+	case *StatsEvent:
+		st := ev.Stats
+		return &JSONStats{Event: JSONEventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
+			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus, Covered: st.Covered, Blocks: st.Blocks}
+	case *CrashEvent:
+		c := ev.Crash
+		frames := c.Frames
+		if frames == nil {
+			frames = []Frame{}
+		}
+		return &JSONCrash{Event: JSONEventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: c.Kind,
+			Message: c.Message, File: c.File, Line: c.Line, Frames: frames, Input: c.Input,
+			Minimized: c.Minimized, Flaky: c.Flaky, Path: c.Path, Count: c.Count, Known: c.Known}
+	case *CrashFixedEvent:
+		return &JSONFixed{Event: JSONEventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
+	case *DoneEvent:
+		j := &JSONDone{Event: JSONEventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped}
+		if ev.Err != nil {
+			j.Error = ev.Err.Error()
+		}
+		return j
+	}
+	return nil
+}
