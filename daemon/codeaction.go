@@ -113,9 +113,12 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 	return actions, nil
 }
 
-// corpusFile is an input as a seed corpus file: `go test fuzz v1` header and
-// final newline ensured.
+// corpusFile is an input as a seed corpus file as go test writes one: `go test
+// fuzz v1` header, lines ending in "\n" (an input read from a file saved with
+// "\r\n", which go test accepts, is written with "\n"; a value's own "\r" is
+// always quoted), final newline ensured.
 func corpusFile(input string) []byte {
+	input = strings.ReplaceAll(input, "\r\n", "\n")
 	if !strings.HasPrefix(input, "go test fuzz v1\n") {
 		input = "go test fuzz v1\n" + strings.TrimLeft(input, "\n")
 	}

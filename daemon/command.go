@@ -119,9 +119,9 @@ func (s *server) commandStop(args []protocol.LSPAny) error {
 		case path == "":
 			return true
 		case ta.Target != "":
-			return t.Name == ta.Target && t.Dir == filepath.Dir(path)
+			return t.Name == ta.Target && samePath(t.Dir, filepath.Dir(path))
 		default:
-			return t.File == path
+			return samePath(t.File, path)
 		}
 	})
 	return nil

@@ -24,7 +24,16 @@ func (s *server) publishDiagnostics() {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 
-	want := map[string][]protocol.Diagnostic{}
+	want := map[string]fileDiagnostics{} // by pathKey
+	add := func(path string, d protocol.Diagnostic) {
+		k := pathKey(path)
+		fd := want[k]
+		if fd.path == "" {
+			fd.path = path
+		}
+		fd.diags = append(fd.diags, d)
+		want[k] = fd
+	}
 	s.mu.Lock()
 	crashes := make([]*engine.Crash, 0, len(s.crashes))
 	for _, c := range s.crashes {
@@ -40,7 +49,7 @@ func (s *server) publishDiagnostics() {
 	for _, c := range crashes {
 		path, d, ok := s.crashDiagnostic(c)
 		if ok {
-			want[path] = append(want[path], d)
+			add(path, d)
 		}
 	}
 	for _, be := range builds {
@@ -51,7 +60,7 @@ func (s *server) publishDiagnostics() {
 			}
 			r := m.lineRange(bd.Line)
 			r.Start = m.enginePosition(bd.Line, bd.Col)
-			want[bd.File] = append(want[bd.File], protocol.Diagnostic{
+			add(bd.File, protocol.Diagnostic{
 				Range:    r,
 				Severity: protocol.DiagnosticSeverityError,
 				Code:     protocol.String("build"),
@@ -62,37 +71,42 @@ func (s *server) publishDiagnostics() {
 	}
 
 	s.mu.Lock()
-	var send []string
-	for path, ds := range want {
-		if !reflect.DeepEqual(s.published[path], ds) {
-			send = append(send, path)
+	var send []fileDiagnostics
+	for k, fd := range want {
+		if old, ok := s.published[k]; !ok || !reflect.DeepEqual(old.diags, fd.diags) {
+			if ok {
+				fd.path = old.path // the spelling the client has them under
+			}
+			s.published[k] = fd
+			send = append(send, fd)
 		}
 	}
-	for path := range s.published {
-		if _, ok := want[path]; !ok {
-			send = append(send, path)
-		}
-	}
-	for _, path := range send {
-		if ds, ok := want[path]; ok {
-			s.published[path] = ds
-		} else {
-			delete(s.published, path)
+	for k, old := range s.published {
+		if _, ok := want[k]; !ok {
+			delete(s.published, k)
+			send = append(send, fileDiagnostics{path: old.path})
 		}
 	}
 	s.mu.Unlock()
 
-	sort.Strings(send)
-	for _, path := range send {
-		ds := want[path]
+	sort.Slice(send, func(i, j int) bool { return send[i].path < send[j].path })
+	for _, fd := range send {
+		ds := fd.diags
 		if ds == nil {
 			ds = []protocol.Diagnostic{}
 		}
-		err := s.client.PublishDiagnostics(s.ctx, &protocol.PublishDiagnosticsParams{URI: fileURI(path), Diagnostics: ds})
+		err := s.client.PublishDiagnostics(s.ctx, &protocol.PublishDiagnosticsParams{URI: fileURI(fd.path), Diagnostics: ds})
 		if err != nil && s.ctx.Err() == nil {
 			s.logf(protocol.MessageTypeWarning, "publishDiagnostics: %v", err)
 		}
 	}
+}
+
+// fileDiagnostics are the diagnostics of one file, under the spelling of its
+// path they are published with.
+type fileDiagnostics struct {
+	path  string
+	diags []protocol.Diagnostic
 }
 
 // crashLocation is where a crash's diagnostic goes: the engine's location when
@@ -111,7 +125,7 @@ func (s *server) crashLocation(c *engine.Crash) (file string, line int, others [
 		switch {
 		case file == "":
 			file, line, chosen = f.File, f.Line, true
-		case !chosen && f.File == file && f.Line == line:
+		case !chosen && samePath(f.File, file) && f.Line == line:
 			chosen = true
 		default:
 			others = append(others, f)
@@ -242,7 +256,7 @@ func (s *server) crashesAt(path string, line uint32) []*engine.Crash {
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	var out []*engine.Crash
 	for _, c := range all {
-		if f, l, _ := s.crashLocation(c); f == path && uint32(l-1) == line {
+		if f, l, _ := s.crashLocation(c); samePath(f, path) && uint32(l-1) == line {
 			out = append(out, c)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine"
 	fproto "fuzzls.dev/fuzzls/protocol"
@@ -224,8 +223,7 @@ func (s *server) inWorkspace(path string) bool {
 	}
 	path = resolve(path)
 	for _, f := range s.workspaceFolders() {
-		rel, err := filepath.Rel(resolve(f), path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if pathWithin(resolve(f), path) {
 			return true
 		}
 	}
@@ -253,11 +251,10 @@ func errOutsideWorkspace(path string) error {
 	return fmt.Errorf("%s is outside the workspace folders", path)
 }
 
-func fileURI(path string) uri.URI { return uri.File(path) }
-
-func contains(list []string, s string) bool {
+// contains reports whether list holds path (in any spelling).
+func contains(list []string, path string) bool {
 	for _, x := range list {
-		if x == s {
+		if samePath(x, path) {
 			return true
 		}
 	}

@@ -91,7 +91,7 @@ func (s *server) sendCoverageForFile(path string) {
 	dir := filepath.Dir(path)
 	dependency := !s.inWorkspace(path) && strings.HasSuffix(path, ".go")
 	for _, id := range s.sessionIDs(func(sess *session) bool {
-		return sess.target.Dir == dir || dependency && sess.fs.DependsOn(path)
+		return samePath(sess.target.Dir, dir) || dependency && sess.fs.DependsOn(path)
 	}) {
 		s.sendCoverage(id)
 	}
@@ -101,7 +101,7 @@ func (s *server) sendCoverageForFile(path string) {
 func (s *server) isOpen(path string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.docs[path] != nil
+	return s.docs[pathKey(path)] != nil
 }
 
 func toFProto(p protocol.Position) fproto.Position {

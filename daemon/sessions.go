@@ -61,17 +61,17 @@ type state struct {
 	caps        clientCaps
 	settings    fproto.Settings
 
-	docs map[string]*document // open documents by absolute path
+	docs map[string]*document // open documents by pathKey
 
 	eng      fuzzEngine          // created on the first start, with engOpts
 	engOpts  engine.Options      //
 	sessions map[string]*session // running sessions by Target.ID()
 
-	crashes   map[string]*engine.Crash         // known failures by Crash.ID, kept after a session stops
-	buildErrs map[string]*engine.BuildError    // by package import path, until it builds again
-	published map[string][]protocol.Diagnostic // what the client has, by file path
-	pubMu     sync.Mutex                       // serializes publishDiagnostics (taken before mu)
-	lastBuild map[string]time.Time             // last successful build by package directory
+	crashes   map[string]*engine.Crash      // known failures by Crash.ID, kept after a session stops
+	buildErrs map[string]*engine.BuildError // by package import path, until it builds again
+	published map[string]fileDiagnostics    // what the client has, by pathKey
+	pubMu     sync.Mutex                    // serializes publishDiagnostics (taken before mu)
+	lastBuild map[string]time.Time          // last successful build by pathKey of the package directory
 
 	// Set once by newServer; safe without mu.
 	events      *eventQueue
@@ -94,7 +94,7 @@ func (st *state) init() {
 	st.sessions = map[string]*session{}
 	st.crashes = map[string]*engine.Crash{}
 	st.buildErrs = map[string]*engine.BuildError{}
-	st.published = map[string][]protocol.Diagnostic{}
+	st.published = map[string]fileDiagnostics{}
 	st.lastBuild = map[string]time.Time{}
 	st.settings = fproto.DefaultSettings()
 	st.events = newEventQueue()
@@ -308,7 +308,7 @@ func (s *server) handleEvent(ev engine.Event) {
 			if ev.Err != nil {
 				msg = "build failed"
 			} else {
-				s.lastBuild[sess.target.Dir] = time.Now()
+				s.lastBuild[pathKey(sess.target.Dir)] = time.Now()
 			}
 			sess.build.end(msg)
 			sess.build = nil
@@ -429,7 +429,7 @@ func (s *server) sessionFor(dir, name string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sess := range s.sessions {
-		if sess.target.Name == name && sess.target.Dir == dir {
+		if sess.target.Name == name && samePath(sess.target.Dir, dir) {
 			return sess
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -34,7 +33,7 @@ func (s *server) DidOpen(ctx context.Context, params *protocol.DidOpenTextDocume
 		return err
 	}
 	s.mu.Lock()
-	s.docs[path] = &document{mapper: newMapper(params.TextDocument.Text), path: path, version: params.TextDocument.Version}
+	s.docs[pathKey(path)] = &document{mapper: newMapper(params.TextDocument.Text), path: path, version: params.TextDocument.Version}
 	autoOpen := s.settings.AutoStart == fproto.AutoStartOpenFiles
 	s.mu.Unlock()
 
@@ -59,7 +58,7 @@ func (s *server) DidChange(ctx context.Context, params *protocol.DidChangeTextDo
 		return err
 	}
 	s.mu.Lock()
-	doc := s.docs[path]
+	doc := s.docs[pathKey(path)]
 	if doc == nil {
 		s.mu.Unlock()
 		return fmt.Errorf("didChange for %s, which is not open", path)
@@ -99,7 +98,7 @@ func (s *server) DidSave(ctx context.Context, params *protocol.DidSaveTextDocume
 		return err
 	}
 	s.mu.Lock()
-	if doc := s.docs[path]; doc != nil {
+	if doc := s.docs[pathKey(path)]; doc != nil {
 		if params.Text != nil {
 			doc.mapper = newMapper(*params.Text)
 		}
@@ -117,7 +116,7 @@ func (s *server) DidClose(ctx context.Context, params *protocol.DidCloseTextDocu
 		return err
 	}
 	s.mu.Lock()
-	delete(s.docs, path)
+	delete(s.docs, pathKey(path))
 	s.mu.Unlock()
 	return nil
 }
@@ -126,10 +125,10 @@ func (s *server) DidClose(ctx context.Context, params *protocol.DidCloseTextDocu
 // else the disk) and whether it has edits the last build has not seen.
 func (s *server) fileText(path string) (m *mapper, stale bool, err error) {
 	s.mu.Lock()
-	doc := s.docs[path]
+	doc := s.docs[pathKey(path)]
 	var built time.Time
 	if doc != nil {
-		built = s.lastBuild[filepath.Dir(path)]
+		built = s.lastBuild[pathKey(filepath.Dir(path))]
 	}
 	s.mu.Unlock()
 	if doc != nil {
@@ -140,18 +139,6 @@ func (s *server) fileText(path string) (m *mapper, stale bool, err error) {
 		return nil, false, err
 	}
 	return newMapper(string(data)), false, nil
-}
-
-// filePath returns the absolute, clean file system path of a file URI.
-func filePath(u uri.URI) (string, error) {
-	if !strings.HasPrefix(string(u), "file:") {
-		return "", fmt.Errorf("not a file URI: %q", u)
-	}
-	p := u.FsPath()
-	if p == "" || !filepath.IsAbs(p) {
-		return "", fmt.Errorf("not an absolute file URI: %q", u)
-	}
-	return filepath.Clean(p), nil
 }
 
 // A mapper converts between byte offsets, the engine's 1-based line and byte

@@ -257,15 +257,15 @@ type batcher struct {
 	flush          func(paths []string)
 
 	mu       sync.Mutex
-	pending  map[string]struct{}
-	first    time.Time // when the first pending path came
-	deadline time.Time // when to flush
+	pending  map[string]string // by pathKey: a file's events in two spellings are one change
+	first    time.Time         // when the first pending path came
+	deadline time.Time         // when to flush
 	timer    *time.Timer
 	stopped  bool
 }
 
 func newBatcher(quiet, maxWait time.Duration, flush func([]string)) *batcher {
-	return &batcher{quiet: quiet, maxWait: maxWait, flush: flush, pending: map[string]struct{}{}}
+	return &batcher{quiet: quiet, maxWait: maxWait, flush: flush, pending: map[string]string{}}
 }
 
 func (b *batcher) add(path string) {
@@ -278,7 +278,9 @@ func (b *batcher) add(path string) {
 	if len(b.pending) == 0 {
 		b.first = now
 	}
-	b.pending[path] = struct{}{}
+	if _, ok := b.pending[pathKey(path)]; !ok {
+		b.pending[pathKey(path)] = path
+	}
 	b.deadline = now.Add(b.quiet)
 	if limit := b.first.Add(b.maxWait); b.deadline.After(limit) {
 		b.deadline = limit
@@ -299,10 +301,10 @@ func (b *batcher) fire() {
 		return
 	}
 	paths := make([]string, 0, len(b.pending))
-	for p := range b.pending {
+	for _, p := range b.pending {
 		paths = append(paths, p)
 	}
-	b.pending = map[string]struct{}{}
+	b.pending = map[string]string{}
 	b.mu.Unlock()
 	sort.Strings(paths)
 	b.flush(paths)

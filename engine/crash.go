@@ -133,7 +133,10 @@ func parseFrames(lines []string) []Frame {
 			fn = fn[:j]
 		}
 		line, _ := strconv.Atoi(m[2])
-		frames = append(frames, Frame{Function: symbolName(fn), File: m[1], Line: line})
+		// The runtime prints a file as the compiler recorded it, with forward
+		// slashes on Windows too (C:/Users/me/m.go); Frame.File is the OS's
+		// spelling, as go list and the user's editor have it.
+		frames = append(frames, Frame{Function: symbolName(fn), File: filepath.FromSlash(m[1]), Line: line})
 	}
 	return frames
 }

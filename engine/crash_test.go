@@ -42,6 +42,33 @@ testing.tRunner(0x1)
 	}
 }
 
+// TestHostFrames: a traceback names files as the compiler recorded them, with
+// forward slashes on Windows (C:/work/m/m.go); the failure is placed in the
+// user's file as go list spells it (C:\work\m\m.go). Under Wine
+// (scripts/wine-test.sh) with Windows paths.
+func TestHostFrames(t *testing.T) {
+	dir := "/work/m"
+	if filepath.Separator == '\\' {
+		dir = `C:\work\m`
+	}
+	printed := filepath.ToSlash(dir)
+	dump := `panic: boom
+
+goroutine 7 [running]:
+example.com/m.Ring(0x1)
+	` + printed + `/m.go:12 +0x1
+example.com/m.FuzzHang.func1(0x1)
+	` + printed + `/m_test.go:9 +0x1
+created by example.com/m.FuzzHang.func1 in goroutine 6
+	` + printed + `/m_test.go:8 +0x1
+exit status 2
+`
+	f := classifyDeath(death{stderr: dump}, userFrames{dirs: []string{dir}}, "FuzzHang.func")
+	if want := filepath.Join(dir, "m.go"); f.file != want || f.line != 12 {
+		t.Errorf("got %s at %s:%d, want %s:12", f.kind, f.file, f.line, want)
+	}
+}
+
 // TestEscapedPackagePath: a frame in a package whose last path element has a
 // dot (gopkg.in/yaml.v3) is named as the user writes it, not as the linker
 // escapes it.

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# wine-test.sh runs the worker runtime's tests (engine/fuzzrt), cross-compiled for
-# Windows, under Wine: the worker loop in a real child process, its pipes passed as
-# inherited handles, shared memory as a file mapping, stack samples asked through
-# the pipe, a worker exiting when its coordinator's pipe ends. Installs Debian's
-# wine64 and mingw-w64 when missing: Wine 8.0 lacks bcryptprimitives.dll, which
-# Go's runtime loads from system32 (ProcessPrng), so a stand-in is built from
-# scripts/wine/bcryptprimitives.c into the Wine prefix.
+# wine-test.sh runs tests cross-compiled for Windows under Wine:
+#   - the worker runtime's (engine/fuzzrt), all of them: the worker loop in a real
+#     child process, its pipes passed as inherited handles, shared memory as a file
+#     mapping, stack samples asked through the pipe, a worker exiting when its
+#     coordinator's pipe ends;
+#   - the daemon's path rules (daemon/uri.go): VS Code's file URIs, drive letters,
+#     case, `\`, UNC paths, the workspace containment check, against Windows's own
+#     path/filepath, and the server taking a file's URI in several spellings;
+#   - the daemon's line ends (CRLF positions, corpus files written as go test does);
+#   - the engine's tests that need no Go toolchain: the hang/oom judge, minimization,
+#     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths.
+# The tests that build packages need a Go toolchain for Windows inside Wine, which
+# this script does not install: those run on Linux only.
+# Installs Debian's wine64 and mingw-w64 when missing: Wine 8.0 lacks
+# bcryptprimitives.dll, which Go's runtime loads from system32 (ProcessPrng), so a
+# stand-in is built from scripts/wine/bcryptprimitives.c into the Wine prefix.
 #
 #   FUZZLS_WINE_PREFIX=dir   the Wine prefix (default: a cache directory of its own)
+#   arguments                passed to every test binary after its -test.run
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 need=()
@@ -29,24 +39,41 @@ if [ ! -f "$dll" ] || [ "$root/scripts/wine/bcryptprimitives.c" -nt "$dll" ]; th
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -o "$tmp/fuzzrt.test.exe" ./engine/fuzzrt)
-cd "$tmp"
-status=0
-wine ./fuzzrt.test.exe -test.count=1 "$@" 2>&1 | tee "$tmp/out" || status=$?
-[ "$status" = 0 ] && exit 0
-# Wine 8.0 does not implement the call os.RemoveAll deletes a directory's entries
-# with (NtSetInformationFile's FileDispositionInformationEx): t.TempDir's cleanup
-# fails there ("Invalid function") in tests that pass. A test that failed for any
-# other reason, or a run with no failed test named (a panic, a timeout), fails.
-grep -q -- '--- FAIL: ' "$tmp/out" || exit 1
-awk '
-	/^ *--- FAIL: / { name = $3; failed[name] = 1; next }
-	/^ *(=== |--- PASS|--- SKIP)|^(PASS|FAIL|ok )/ { name = ""; next }
-	name != "" && /TempDir RemoveAll cleanup: .*Invalid function/ { next }
-	name != "" && /^ +[^ ]/ { real[name] = 1 }
-	END {
-		bad = 0
-		for (f in failed) if (real[f]) { print "wine-test: " f " failed"; bad = 1 }
-		if (!bad) print "wine-test: every failure was t.TempDir cleanup under Wine (Invalid function); passed"
-		exit bad
-	}' "$tmp/out"
+
+# The runs: a name, a package, and the tests of it that run here.
+runs=(
+	"fuzzrt ./engine/fuzzrt ."
+	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds)$"
+	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames)$"
+)
+failed=0
+for run in "${runs[@]}"; do
+	read -r name pkg pattern <<<"$run"
+	(cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -o "$tmp/$name.test.exe" "$pkg")
+	echo "wine-test: $pkg -test.run '$pattern'" >&2
+	status=0
+	(cd "$tmp" && wine "./$name.test.exe" -test.count=1 -test.run "$pattern" "$@" 2>&1) | tee "$tmp/$name.out" || status=$?
+	[ "$status" = 0 ] && continue
+	# Wine 8.0 does not implement the call os.RemoveAll deletes a directory's
+	# entries with (NtSetInformationFile's FileDispositionInformationEx): t.TempDir's
+	# cleanup fails there ("Invalid function") in tests that pass. A test that
+	# failed for any other reason, or a run with no failed test named (a panic, a
+	# timeout), fails.
+	if ! grep -q -- '--- FAIL: ' "$tmp/$name.out"; then
+		echo "wine-test: $pkg failed" >&2
+		failed=1
+		continue
+	fi
+	awk -v pkg="$pkg" '
+		/^ *--- FAIL: / { name = $3; failed[name] = 1; next }
+		/^ *(=== |--- PASS|--- SKIP)|^(PASS|FAIL|ok )/ { name = ""; next }
+		name != "" && /TempDir RemoveAll cleanup: .*Invalid function/ { next }
+		name != "" && /^ +[^ ]/ { real[name] = 1 }
+		END {
+			bad = 0
+			for (f in failed) if (real[f]) { print "wine-test: " pkg ": " f " failed"; bad = 1 }
+			if (!bad) print "wine-test: " pkg ": every failure was t.TempDir cleanup under Wine (Invalid function); passed"
+			exit bad
+		}' "$tmp/$name.out" || failed=1
+done
+exit $failed
