@@ -47,80 +47,64 @@ var canonicalNaN32 = math.Float32bits(float32(math.NaN()))
 func appendCorpusValue(b []byte, v any) []byte {
 	// The toolchain formats these with fmt's %T(%v) (or %q); the strconv
 	// calls below produce identical text without fmt's reflection.
-	switch v := v.(type) {
-	case []byte:
+	k, u := Bits(v)
+	switch {
+	case k == KindBytes:
 		// fmt's %q on a []byte is strconv.Quote of its bytes: invalid UTF-8
 		// becomes \x escapes, non-printable runes \u escapes.
 		b = append(b, "[]byte("...)
-		b = strconv.AppendQuote(b, string(v))
-	case string:
+		b = strconv.AppendQuote(b, string(v.([]byte)))
+	case k == KindString:
 		b = append(b, "string("...)
-		b = strconv.AppendQuote(b, v)
-	case bool:
+		b = strconv.AppendQuote(b, v.(string))
+	case k == KindBool:
 		b = append(b, "bool("...)
-		b = strconv.AppendBool(b, v)
-	case byte:
+		b = strconv.AppendBool(b, u != 0)
+	case k == KindUint8:
 		// Every byte is quoted as the rune of the same value, so 0x80..0xff
 		// come out as '\u0080' or 'ÿ', never '\x80'.
 		b = append(b, "byte("...)
-		b = strconv.AppendQuoteRune(b, rune(v))
-	case rune:
+		b = strconv.AppendQuoteRune(b, rune(u))
+	case k == KindInt32 && utf8.ValidRune(rune(u)):
 		// Negative values, surrogates and values above utf8.MaxRune have no
 		// faithful rune literal (QuoteRune would print U+FFFD), so the
-		// toolchain writes them as int32.
-		if utf8.ValidRune(v) {
-			b = append(b, "rune("...)
-			b = strconv.AppendQuoteRune(b, v)
+		// toolchain writes them as int32, as the other integers below.
+		b = append(b, "rune("...)
+		b = strconv.AppendQuoteRune(b, rune(u))
+	case k.IsInt():
+		b = append(append(b, k.String()...), '(')
+		if k.Signed() {
+			b = strconv.AppendInt(b, int64(u), 10)
 		} else {
-			b = append(b, "int32("...)
-			b = strconv.AppendInt(b, int64(v), 10)
+			b = strconv.AppendUint(b, u, 10)
 		}
-	case int:
-		b = append(b, "int("...)
-		b = strconv.AppendInt(b, int64(v), 10)
-	case int8:
-		b = append(b, "int8("...)
-		b = strconv.AppendInt(b, int64(v), 10)
-	case int16:
-		b = append(b, "int16("...)
-		b = strconv.AppendInt(b, int64(v), 10)
-	case int64:
-		b = append(b, "int64("...)
-		b = strconv.AppendInt(b, v, 10)
-	case uint:
-		b = append(b, "uint("...)
-		b = strconv.AppendUint(b, uint64(v), 10)
-	case uint16:
-		b = append(b, "uint16("...)
-		b = strconv.AppendUint(b, uint64(v), 10)
-	case uint32:
-		b = append(b, "uint32("...)
-		b = strconv.AppendUint(b, uint64(v), 10)
-	case uint64:
-		b = append(b, "uint64("...)
-		b = strconv.AppendUint(b, v, 10)
-	case float32:
+	case k.IsFloat():
 		// NaNs other than the canonical one keep their exact bits, since a
 		// failure may depend on the payload.
-		if bits := math.Float32bits(v); v != v && bits != canonicalNaN32 {
-			b = append(b, "math.Float32frombits(0x"...)
-			b = strconv.AppendUint(b, uint64(bits), 16)
+		if f := k.Float(u); f != f && u != canonicalNaN(k) {
+			if k == KindFloat32 {
+				b = append(b, "math.Float32frombits(0x"...)
+			} else {
+				b = append(b, "math.Float64frombits(0x"...)
+			}
+			b = strconv.AppendUint(b, u, 16)
 		} else {
-			b = append(b, "float32("...)
-			b = appendFloat(b, float64(v), 32)
-		}
-	case float64:
-		if bits := math.Float64bits(v); v != v && bits != math.Float64bits(math.NaN()) {
-			b = append(b, "math.Float64frombits(0x"...)
-			b = strconv.AppendUint(b, bits, 16)
-		} else {
-			b = append(b, "float64("...)
-			b = appendFloat(b, v, 64)
+			b = append(append(b, k.String()...), '(')
+			b = appendFloat(b, f, int(k.Width()))
 		}
 	default:
 		panic(fmt.Sprintf("fuzzrt: unsupported corpus value type %T", v))
 	}
 	return append(b, ')')
+}
+
+// canonicalNaN is the bits of what the toolchain treats as "the" NaN of float
+// kind k.
+func canonicalNaN(k Kind) uint64 {
+	if k == KindFloat32 {
+		return uint64(canonicalNaN32)
+	}
+	return math.Float64bits(math.NaN())
 }
 
 // appendFloat matches fmt's %v for floats: shortest 'g' formatting, which
@@ -219,18 +203,16 @@ func parseCorpusValue(line string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch typ {
-	case "string":
+	k := KindNamed(typ)
+	switch {
+	case k == KindString:
 		if kind != token.STRING {
 			return nil, errors.New("string requires a string literal")
 		}
 		return strconv.Unquote(val)
-	case "byte", "rune":
+	case typ == "byte" || typ == "rune":
 		if kind == token.INT {
-			if typ == "byte" {
-				return parseUnsigned(val, "uint8")
-			}
-			return parseSigned(val, "int32")
+			return parseInt(val, k)
 		}
 		if kind != token.CHAR {
 			return nil, errors.New(typ + " requires a character or integer literal")
@@ -240,46 +222,35 @@ func parseCorpusValue(line string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if typ == "rune" {
-			return c, nil
-		}
-		if c > math.MaxUint8 {
+		if k == KindUint8 && c > math.MaxUint8 {
 			return nil, fmt.Errorf("character %q does not fit in a byte", c)
 		}
-		return byte(c), nil
-	case "int", "int8", "int16", "int32", "int64":
+		return k.FromBits(uint64(c)), nil
+	case k.IsInt():
 		if kind != token.INT {
 			return nil, errors.New(typ + " requires an integer literal")
 		}
-		return parseSigned(val, typ)
-	case "uint", "uint8", "uint16", "uint32", "uint64":
-		if kind != token.INT {
-			return nil, errors.New(typ + " requires an integer literal")
-		}
-		return parseUnsigned(val, typ)
-	case "float32", "float64":
+		return parseInt(val, k)
+	case k.IsFloat():
 		if kind != token.FLOAT && kind != token.INT {
 			return nil, errors.New(typ + " requires a float or integer literal")
 		}
-		if typ == "float32" {
-			f, err := strconv.ParseFloat(val, 32)
-			return float32(f), err
-		}
-		return strconv.ParseFloat(val, 64)
-	case "math.Float32frombits":
+		f, err := strconv.ParseFloat(val, int(k.Width()))
+		return k.FromFloat(f), err
+	case typ == "math.Float32frombits":
 		if kind != token.INT {
 			return nil, errors.New(typ + " requires an integer literal")
 		}
 		u, err := strconv.ParseUint(val, 0, 32)
-		return math.Float32frombits(uint32(u)), err
-	case "math.Float64frombits":
+		return KindFloat32.FromBits(u), err
+	case typ == "math.Float64frombits":
 		// The toolchain lets a float literal through here; ParseUint then
 		// rejects it, so accepting only INT would change just the message.
 		if kind != token.INT && kind != token.FLOAT {
 			return nil, errors.New(typ + " requires an integer literal")
 		}
 		u, err := strconv.ParseUint(val, 0, 64)
-		return math.Float64frombits(u), err
+		return KindFloat64.FromBits(u), err
 	}
 	return nil, fmt.Errorf("unsupported type %q", typ)
 }
@@ -317,47 +288,16 @@ func literalText(arg ast.Expr) (string, token.Token, error) {
 	return "", 0, errors.New("a literal value is required")
 }
 
-// parseSigned parses an integer literal (any base, underscores allowed)
-// into a value of the named signed type. For int it parses 64 bits and
-// truncates, as the toolchain does, so 64-bit corpora still load on 32-bit
-// platforms.
-func parseSigned(val, typ string) (any, error) {
-	switch typ {
-	case "int":
-		i, err := strconv.ParseInt(val, 0, 64)
-		return int(i), err
-	case "int8":
-		i, err := strconv.ParseInt(val, 0, 8)
-		return int8(i), err
-	case "int16":
-		i, err := strconv.ParseInt(val, 0, 16)
-		return int16(i), err
-	case "int32":
-		i, err := strconv.ParseInt(val, 0, 32)
-		return int32(i), err
-	default: // int64
-		return strconv.ParseInt(val, 0, 64)
+// parseInt parses an integer literal (any base, underscores allowed) into a
+// value of integer kind k. For int and uint it parses 64 bits and truncates,
+// as the toolchain does, so 64-bit corpora still load on 32-bit platforms.
+func parseInt(val string, k Kind) (any, error) {
+	if k.Signed() {
+		i, err := strconv.ParseInt(val, 0, 8*k.Size())
+		return k.FromBits(uint64(i)), err
 	}
-}
-
-// parseUnsigned is parseSigned for the unsigned types.
-func parseUnsigned(val, typ string) (any, error) {
-	switch typ {
-	case "uint":
-		u, err := strconv.ParseUint(val, 0, 64)
-		return uint(u), err
-	case "uint8":
-		u, err := strconv.ParseUint(val, 0, 8)
-		return uint8(u), err
-	case "uint16":
-		u, err := strconv.ParseUint(val, 0, 16)
-		return uint16(u), err
-	case "uint32":
-		u, err := strconv.ParseUint(val, 0, 32)
-		return uint32(u), err
-	default: // uint64
-		return strconv.ParseUint(val, 0, 64)
-	}
+	u, err := strconv.ParseUint(val, 0, 8*k.Size())
+	return k.FromBits(u), err
 }
 
 // CheckTypes reports whether vals fit a fuzz target whose fuzzed parameters
@@ -389,16 +329,4 @@ func FileName(data []byte) string {
 
 // SupportedType reports whether the toolchain can fuzz a parameter of type
 // t. Only the predeclared types qualify, not types defined from them.
-func SupportedType(t reflect.Type) bool {
-	switch t {
-	case reflect.TypeFor[[]byte](), reflect.TypeFor[string](), reflect.TypeFor[bool](),
-		reflect.TypeFor[byte](), reflect.TypeFor[rune](),
-		reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](),
-		reflect.TypeFor[int32](), reflect.TypeFor[int64](),
-		reflect.TypeFor[uint](), reflect.TypeFor[uint16](),
-		reflect.TypeFor[uint32](), reflect.TypeFor[uint64](),
-		reflect.TypeFor[float32](), reflect.TypeFor[float64]():
-		return true
-	}
-	return false
-}
+func SupportedType(t reflect.Type) bool { return KindFor(t) != NoKind }

@@ -357,6 +357,34 @@ func BenchmarkMutate(b *testing.B) {
 			}
 		}
 	})
+	b.Run("scalars", func(b *testing.B) {
+		// Every number and bool kind, so the per-kind dispatch shows.
+		m := NewMutator(1)
+		seed := mutSamples[2:]
+		vals := make([]any, len(seed))
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(vals, seed)
+			m.Mutate(vals, 4096)
+		}
+	})
+	b.Run("splice", func(b *testing.B) {
+		m := NewMutator(1)
+		other := []any{"another string", []byte("other bytes"), int8(9), float32(2.5), false, uint16(3)}
+		seed := []any{"a string", []byte("some bytes here"), int8(4), float32(1.5), true, uint16(4)}
+		vals := make([]any, len(seed))
+		buf := make([]byte, 0, 4096)
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(vals, seed)
+			buf = append(buf[:0], seed[1].([]byte)...)
+			vals[1] = buf
+			m.Splice(vals, other, 4096)
+			if nb, ok := vals[1].([]byte); ok {
+				buf = nb
+			}
+		}
+	})
 }
 
 func TestByteOps(t *testing.T) {

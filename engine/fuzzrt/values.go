@@ -11,27 +11,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 )
 
-// Type tags. Zero is left unused so that zeroed memory never decodes.
-const (
-	tagBytes byte = 1 + iota
-	tagString
-	tagBool
-	tagByte
-	tagRune
-	tagInt
-	tagInt8
-	tagInt16
-	tagInt64
-	tagUint
-	tagUint16
-	tagUint32
-	tagUint64
-	tagFloat32
-	tagFloat64
-)
+// A value's type tag is its Kind (types.go); zero, NoKind, is left unused so
+// that zeroed memory never decodes. A number or bool's payload is the low
+// Kind.Size bytes of its bits.
 
 var le = binary.LittleEndian
 
@@ -41,50 +25,41 @@ var le = binary.LittleEndian
 func AppendValues(dst []byte, vals []any) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(vals)))
 	for _, v := range vals {
-		switch v := v.(type) {
+		// []byte and string, the common arguments, are asserted first; the
+		// numbers and bools go through the table.
+		switch x := v.(type) {
 		case []byte:
-			dst = append(dst, tagBytes)
-			dst = binary.AppendUvarint(dst, uint64(len(v)))
-			dst = append(dst, v...)
+			dst = append(dst, byte(KindBytes))
+			dst = binary.AppendUvarint(dst, uint64(len(x)))
+			dst = append(dst, x...)
 		case string:
-			dst = append(dst, tagString)
-			dst = binary.AppendUvarint(dst, uint64(len(v)))
-			dst = append(dst, v...)
-		case bool:
-			b := byte(0)
-			if v {
-				b = 1
-			}
-			dst = append(dst, tagBool, b)
-		case byte:
-			dst = append(dst, tagByte, v)
-		case int8:
-			dst = append(dst, tagInt8, byte(v))
-		case rune:
-			dst = le.AppendUint32(append(dst, tagRune), uint32(v))
-		case int16:
-			dst = le.AppendUint16(append(dst, tagInt16), uint16(v))
-		case uint16:
-			dst = le.AppendUint16(append(dst, tagUint16), v)
-		case uint32:
-			dst = le.AppendUint32(append(dst, tagUint32), v)
-		case float32:
-			dst = le.AppendUint32(append(dst, tagFloat32), math.Float32bits(v))
-		case int:
-			dst = le.AppendUint64(append(dst, tagInt), uint64(v))
-		case int64:
-			dst = le.AppendUint64(append(dst, tagInt64), uint64(v))
-		case uint:
-			dst = le.AppendUint64(append(dst, tagUint), uint64(v))
-		case uint64:
-			dst = le.AppendUint64(append(dst, tagUint64), v)
-		case float64:
-			dst = le.AppendUint64(append(dst, tagFloat64), math.Float64bits(v))
+			dst = append(dst, byte(KindString))
+			dst = binary.AppendUvarint(dst, uint64(len(x)))
+			dst = append(dst, x...)
 		default:
-			panic(fmt.Sprintf("fuzzrt: unsupported value type %T", v))
+			k, u := Bits(v)
+			if k == NoKind {
+				panic(fmt.Sprintf("fuzzrt: unsupported value type %T", v))
+			}
+			// The low Size bytes of u: all 8 written, the rest cut off.
+			n := len(dst) + 1 + k.Size()
+			dst = le.AppendUint64(append(dst, byte(k)), u)[:n]
 		}
 	}
 	return dst
+}
+
+// readLE reads size bytes, little-endian, as AppendValues writes a number.
+func readLE(b []byte, size int) uint64 {
+	switch size {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(le.Uint16(b))
+	case 4:
+		return uint64(le.Uint32(b))
+	}
+	return le.Uint64(b)
 }
 
 var errTruncated = errors.New("fuzzrt: truncated or malformed value encoding")
@@ -110,20 +85,20 @@ func DecodeValues(b []byte) ([]any, error) {
 		if len(b) == 0 {
 			return nil, errTruncated
 		}
-		tag := b[0]
+		k := Kind(b[0])
 		b = b[1:]
-		size := fixedSize(tag)
-		if size < 0 {
-			return nil, fmt.Errorf("fuzzrt: value %d has unknown type tag %d", i, tag)
+		if !k.valid() {
+			return nil, fmt.Errorf("fuzzrt: value %d has unknown type tag %d", i, uint8(k))
 		}
+		size := k.Size()
 		if size == 0 { // length-prefixed
-			l, k := uvarint(b)
-			if k <= 0 || l > uint64(len(b)-k) {
+			l, m := uvarint(b)
+			if m <= 0 || l > uint64(len(b)-m) {
 				return nil, errTruncated
 			}
-			p := b[k : k+int(l)]
-			b = b[k+int(l):]
-			if tag == tagString {
+			p := b[m : m+int(l)]
+			b = b[m+int(l):]
+			if k == KindString {
 				vals[i] = string(p)
 			} else {
 				vals[i] = append([]byte{}, p...)
@@ -133,39 +108,12 @@ func DecodeValues(b []byte) ([]any, error) {
 		if len(b) < size {
 			return nil, errTruncated
 		}
-		p := b[:size]
+		u := readLE(b, size)
 		b = b[size:]
-		switch tag {
-		case tagBool:
-			if p[0] > 1 {
-				return nil, fmt.Errorf("fuzzrt: value %d: bad bool byte %d", i, p[0])
-			}
-			vals[i] = p[0] == 1
-		case tagByte:
-			vals[i] = p[0]
-		case tagInt8:
-			vals[i] = int8(p[0])
-		case tagInt16:
-			vals[i] = int16(le.Uint16(p))
-		case tagUint16:
-			vals[i] = le.Uint16(p)
-		case tagRune:
-			vals[i] = int32(le.Uint32(p))
-		case tagUint32:
-			vals[i] = le.Uint32(p)
-		case tagFloat32:
-			vals[i] = math.Float32frombits(le.Uint32(p))
-		case tagInt:
-			vals[i] = int(int64(le.Uint64(p))) // truncates on 32-bit, like Unmarshal
-		case tagInt64:
-			vals[i] = int64(le.Uint64(p))
-		case tagUint:
-			vals[i] = uint(le.Uint64(p))
-		case tagUint64:
-			vals[i] = le.Uint64(p)
-		case tagFloat64:
-			vals[i] = math.Float64frombits(le.Uint64(p))
+		if k == KindBool && u > 1 {
+			return nil, fmt.Errorf("fuzzrt: value %d: bad bool byte %d", i, u)
 		}
+		vals[i] = k.FromBits(u)
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("fuzzrt: %d trailing bytes after values", len(b))
@@ -183,24 +131,6 @@ func uvarint(b []byte) (uint64, int) {
 	return v, k
 }
 
-// fixedSize is the payload size for tag: 0 for length-prefixed types, -1
-// for an unknown tag.
-func fixedSize(tag byte) int {
-	switch tag {
-	case tagBytes, tagString:
-		return 0
-	case tagBool, tagByte, tagInt8:
-		return 1
-	case tagInt16, tagUint16:
-		return 2
-	case tagRune, tagUint32, tagFloat32:
-		return 4
-	case tagInt, tagInt64, tagUint, tagUint64, tagFloat64:
-		return 8
-	}
-	return -1
-}
-
 // ValuesSize is the payload size of vals, for input size limits: the
 // length of each string and []byte plus the size of each number (int and
 // uint count as 8 bytes everywhere, as encoded). It panics on an
@@ -208,21 +138,17 @@ func fixedSize(tag byte) int {
 func ValuesSize(vals []any) int {
 	n := 0
 	for _, v := range vals {
-		switch v := v.(type) {
+		switch x := v.(type) {
 		case []byte:
-			n += len(v)
+			n += len(x)
 		case string:
-			n += len(v)
-		case bool, byte, int8:
-			n++
-		case int16, uint16:
-			n += 2
-		case rune, uint32, float32:
-			n += 4
-		case int, int64, uint, uint64, float64:
-			n += 8
+			n += len(x)
 		default:
-			panic(fmt.Sprintf("fuzzrt: unsupported value type %T", v))
+			k := KindOf(v)
+			if k == NoKind {
+				panic(fmt.Sprintf("fuzzrt: unsupported value type %T", v))
+			}
+			n += k.Size()
 		}
 	}
 	return n

@@ -84,20 +84,20 @@ func TestDecodeValuesErrors(t *testing.T) {
 	}{
 		{desc: "empty", in: nil, wantErr: "truncated"},
 		{desc: "overlong count varint", in: bytes.Repeat([]byte{0xff}, 11), wantErr: "truncated"},
-		{desc: "count beyond the data", in: []byte{3, tagBool, 1}, wantErr: "value count 3"},
-		{desc: "huge count", in: []byte{0xff, 0xff, 0xff, 0xff, 0x0f, tagBool, 1}, wantErr: "value count"},
+		{desc: "count beyond the data", in: []byte{3, byte(KindBool), 1}, wantErr: "value count 3"},
+		{desc: "huge count", in: []byte{0xff, 0xff, 0xff, 0xff, 0x0f, byte(KindBool), 1}, wantErr: "value count"},
 		{desc: "zero tag", in: []byte{1, 0, 0}, wantErr: "unknown type tag 0"},
 		{desc: "unknown tag", in: []byte{1, 200, 0}, wantErr: "unknown type tag 200"},
-		{desc: "bool not 0 or 1", in: []byte{1, tagBool, 2}, wantErr: "bad bool"},
-		{desc: "short fixed payload", in: []byte{1, tagUint64, 1, 2, 3}, wantErr: "truncated"},
-		{desc: "zero tag for second value", in: []byte{2, tagBool, 1, 0, 0}, wantErr: "unknown type tag 0"},
-		{desc: "second value missing", in: []byte{2, tagBytes, 2, 'a', 'b'}, wantErr: "truncated"},
-		{desc: "non-minimal count", in: []byte{0x81, 0x00, tagBool, 1}, wantErr: "truncated"},
-		{desc: "non-minimal length", in: []byte{1, tagString, 0x80, 0x00}, wantErr: "truncated"},
-		{desc: "length beyond the data", in: []byte{1, tagString, 5, 'a', 'b'}, wantErr: "truncated"},
-		{desc: "huge length", in: []byte{1, tagBytes, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, wantErr: "truncated"},
-		{desc: "bad length varint", in: []byte{1, tagBytes, 0x80}, wantErr: "truncated"},
-		{desc: "trailing bytes", in: []byte{1, tagBool, 1, 0}, wantErr: "trailing"},
+		{desc: "bool not 0 or 1", in: []byte{1, byte(KindBool), 2}, wantErr: "bad bool"},
+		{desc: "short fixed payload", in: []byte{1, byte(KindUint64), 1, 2, 3}, wantErr: "truncated"},
+		{desc: "zero tag for second value", in: []byte{2, byte(KindBool), 1, 0, 0}, wantErr: "unknown type tag 0"},
+		{desc: "second value missing", in: []byte{2, byte(KindBytes), 2, 'a', 'b'}, wantErr: "truncated"},
+		{desc: "non-minimal count", in: []byte{0x81, 0x00, byte(KindBool), 1}, wantErr: "truncated"},
+		{desc: "non-minimal length", in: []byte{1, byte(KindString), 0x80, 0x00}, wantErr: "truncated"},
+		{desc: "length beyond the data", in: []byte{1, byte(KindString), 5, 'a', 'b'}, wantErr: "truncated"},
+		{desc: "huge length", in: []byte{1, byte(KindBytes), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, wantErr: "truncated"},
+		{desc: "bad length varint", in: []byte{1, byte(KindBytes), 0x80}, wantErr: "truncated"},
+		{desc: "trailing bytes", in: []byte{1, byte(KindBool), 1, 0}, wantErr: "trailing"},
 		{desc: "trailing bytes after none", in: []byte{0, 0}, wantErr: "trailing"},
 	}
 	for _, tt := range tests {
@@ -263,4 +263,33 @@ func BenchmarkDecodeValues(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkValuesEveryKind is the per-execution encoding (the worker writes every input
+// to shared memory) and the decoding of a reported input, over every kind.
+func BenchmarkValuesEveryKind(b *testing.B) {
+	vals := valuesTests[len(valuesTests)-1].vals // mixed
+	b.Run("append", func(b *testing.B) {
+		buf := make([]byte, 0, 4096)
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = AppendValues(buf[:0], vals)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		enc := AppendValues(nil, vals)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeValues(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("size", func(b *testing.B) {
+		for b.Loop() {
+			if ValuesSize(vals) == 0 {
+				b.Fatal("no size")
+			}
+		}
+	})
 }
