@@ -45,6 +45,9 @@ type Options struct {
 	// NoFocus counts changed blocks but does not direct fuzzing at them: only to
 	// measure what the direction brings (bench/focus).
 	NoFocus bool
+	// Seed seeds the workers' mutators (the n-th worker a session starts gets
+	// Seed+n), for runs that repeat (tests); 0 draws a random seed per worker.
+	Seed uint64
 	// Build are go test's flags for the load and the build (-tags, -race,
 	// -ldflags, -gcflags); with Race, a data race is a failure of kind race.
 	Build BuildFlags

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"strings"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -29,38 +30,63 @@ type LineRange struct{ Start, End int }
 // ChangedLines are the changed lines of each file (absolute path).
 type ChangedLines struct{ Files map[string][]LineRange }
 
-// focusState is the session's view of the changed blocks.
+// focusState is the session's view of the changed code.
 type focusState struct {
 	texts   map[string]map[string]int // the previous build's block texts, per file (a multiset)
+	lines   map[string]map[string]int // the previous build's comparison sites' lines, per file (a multiset)
 	changed []int                     // block indices of the changed blocks
 	funcs   [][]int                   // per changed block: the blocks of its function
+	sites   []uint32                  // the comparison sites on changed lines
+	siteCov []int                     // the counters of those sites (len(blocks)+CmpSite.Counter)
 	active  bool                      // a focus is sent to the workers
 	gained  time.Time                 // when a changed block was last newly reached (or the focus set)
 }
 
-// blockTexts reads each block's source text from its file, as a multiset per file.
-// texts[i] is block i's text ("" when its file cannot be read).
-func blockTexts(bin *instrument.Binary) (texts []string, set map[string]map[string]int) {
+// buildTexts is the source text of a build's blocks and comparison sites.
+type buildTexts struct {
+	blocks    []string                  // block i's text ("" when its file cannot be read)
+	blockSet  map[string]map[string]int // the blocks' texts, a multiset per file
+	sites     []string                  // the text of site i's line
+	siteLines map[string]map[string]int // the sites' lines, a multiset per file (one per site)
+}
+
+// readTexts reads each block's source text and each comparison site's line from
+// their files.
+func readTexts(bin *instrument.Binary) buildTexts {
 	srcs := make([][]byte, len(bin.Files))
 	starts := make([][]int, len(bin.Files)) // offsets of each line's start
-	read := make([]bool, len(bin.Files))
-	texts = make([]string, len(bin.Blocks))
-	set = map[string]map[string]int{}
-	for i, b := range bin.Blocks {
-		if !read[b.File] {
-			read[b.File] = true
-			srcs[b.File], _ = os.ReadFile(bin.Files[b.File])
-			starts[b.File] = lineStarts(srcs[b.File])
+	read := func(fi int) {
+		if starts[fi] == nil {
+			srcs[fi], _ = os.ReadFile(bin.Files[fi])
+			starts[fi] = lineStarts(srcs[fi])
 		}
-		t := sliceBlock(srcs[b.File], starts[b.File], b.CoverBlock)
-		texts[i] = t
-		f := bin.Files[b.File]
+	}
+	add := func(set map[string]map[string]int, f, t string) {
 		if set[f] == nil {
 			set[f] = map[string]int{}
 		}
 		set[f][t]++
 	}
-	return texts, set
+	bt := buildTexts{blocks: make([]string, len(bin.Blocks)), blockSet: map[string]map[string]int{},
+		sites: make([]string, len(bin.CmpSites)), siteLines: map[string]map[string]int{}}
+	for i, b := range bin.Blocks {
+		read(b.File)
+		bt.blocks[i] = sliceBlock(srcs[b.File], starts[b.File], b.CoverBlock)
+		add(bt.blockSet, bin.Files[b.File], bt.blocks[i])
+	}
+	for i, cs := range bin.CmpSites {
+		read(cs.File)
+		line := sliceBlock(srcs[cs.File], starts[cs.File], instrument.CoverBlock{StartLine: cs.Line, StartCol: 1, EndLine: cs.Line + 1, EndCol: 1})
+		bt.sites[i] = strings.TrimSpace(line)
+		add(bt.siteLines, bin.Files[cs.File], bt.sites[i])
+	}
+	return bt
+}
+
+// blockTexts is readTexts' blocks.
+func blockTexts(bin *instrument.Binary) (texts []string, set map[string]map[string]int) {
+	bt := readTexts(bin)
+	return bt.blocks, bt.blockSet
 }
 
 func lineStarts(src []byte) []int {
@@ -82,6 +108,9 @@ func sliceBlock(src []byte, starts []int, b instrument.CoverBlock) string {
 		return min(starts[line-1]+col-1, len(src))
 	}
 	start, end := offset(b.StartLine, b.StartCol), offset(b.EndLine, b.EndCol)
+	if b.EndLine == len(starts)+1 && b.EndCol == 1 { // to the end of the last line
+		end = len(src)
+	}
 	if start < 0 || end < start {
 		return ""
 	}
@@ -93,6 +122,24 @@ func sliceBlock(src []byte, starts []int, b instrument.CoverBlock) string {
 // copied is), and those overlapping lines (absolute file → line ranges, from a
 // diff) when given.
 func changedBlocks(bin *instrument.Binary, texts []string, prev map[string]map[string]int, lines map[string][]LineRange) []int {
+	return changedItems(len(bin.Blocks), func(i int) (string, string, int, int) {
+		b := bin.Blocks[i]
+		return bin.Files[b.File], texts[i], b.StartLine, b.EndLine
+	}, prev, lines)
+}
+
+// changedSites lists the comparison sites of bin whose line's text is not in prev
+// (the previous build's sites' lines), and those on lines when given.
+func changedSites(bin *instrument.Binary, texts []string, prev map[string]map[string]int, lines map[string][]LineRange) []int {
+	return changedItems(len(bin.CmpSites), func(i int) (string, string, int, int) {
+		cs := bin.CmpSites[i]
+		return bin.Files[cs.File], texts[i], cs.Line, cs.Line
+	}, prev, lines)
+}
+
+// changedItems lists the items (of n) whose text is not in prev, a multiset per
+// file consumed as it matches, or whose lines overlap lines.
+func changedItems(n int, item func(i int) (file, text string, start, end int), prev map[string]map[string]int, lines map[string][]LineRange) []int {
 	left := map[string]map[string]int{}
 	for f, m := range prev {
 		left[f] = map[string]int{}
@@ -101,18 +148,18 @@ func changedBlocks(bin *instrument.Binary, texts []string, prev map[string]map[s
 		}
 	}
 	var out []int
-	for i, b := range bin.Blocks {
-		f := bin.Files[b.File]
+	for i := range n {
+		f, text, start, end := item(i)
 		changed := false
 		if prev != nil {
-			if left[f][texts[i]] > 0 {
-				left[f][texts[i]]--
+			if left[f][text] > 0 {
+				left[f][text]--
 			} else {
 				changed = true
 			}
 		}
 		for _, r := range lines[f] {
-			if b.StartLine <= r.End && r.Start <= b.EndLine {
+			if start <= r.End && r.Start <= end {
 				changed = true
 			}
 		}
@@ -167,28 +214,38 @@ func functionBlocks(bin *instrument.Binary, changed []int) [][]int {
 	return out
 }
 
-// setFocus learns the changed blocks of a new build: against the previous build's
-// texts after a rebuild, or against lines (Options.Focus) on the first build.
+// setFocus learns the changed blocks and comparison sites of a new build:
+// against the previous build's texts after a rebuild, or against lines
+// (Options.Focus) on the first build.
 func (s *Session) setFocus(bin *instrument.Binary) {
-	texts, set := blockTexts(bin)
+	bt := readTexts(bin)
 	s.mu.Lock()
-	prev := s.focus.texts
+	prev, prevLines := s.focus.texts, s.focus.lines
 	s.mu.Unlock()
 	var lines map[string][]LineRange
 	if prev == nil && s.e.opts.Focus != nil {
 		lines = s.e.opts.Focus.Files
 	}
-	changed := changedBlocks(bin, texts, prev, lines)
+	changed := changedBlocks(bin, bt.blocks, prev, lines)
 	funcs := functionBlocks(bin, changed)
+	var sites []uint32
+	var siteCov []int
+	if prev != nil || lines != nil {
+		for _, i := range changedSites(bin, bt.sites, prevLines, lines) {
+			sites = append(sites, uint32(i))
+			siteCov = append(siteCov, len(bin.Blocks)+bin.CmpSites[i].Counter)
+		}
+	}
 	s.mu.Lock()
-	if len(changed) == 0 && prev != nil && len(bin.Blocks) == len(s.blocks) && sameTexts(set, prev) {
+	if len(changed) == 0 && prev != nil && len(bin.Blocks) == len(s.blocks) && sameTexts(bt.blockSet, prev) {
 		// The same code built again (a save that changed nothing, or a second
 		// event of one save): the changed blocks stay what the last edit made them.
 		s.focus.gained = time.Now()
 		s.mu.Unlock()
 		return
 	}
-	s.focus = focusState{texts: set, changed: changed, funcs: funcs, active: len(changed) > 0 && !s.e.opts.NoFocus, gained: time.Now()}
+	s.focus = focusState{texts: bt.blockSet, lines: bt.siteLines, changed: changed, funcs: funcs, sites: sites, siteCov: siteCov,
+		active: len(changed) > 0 && !s.e.opts.NoFocus, gained: time.Now()}
 	s.mu.Unlock()
 }
 
@@ -210,33 +267,52 @@ func sameTexts(a, b map[string]map[string]int) bool {
 }
 
 // focusLocked returns the focus to send the workers: nil when there is none, an
-// empty Focus when it was just cleared.
+// empty Focus when it was just cleared. Its frontier is the unreached changed
+// blocks and the reached blocks of their functions; nearer are the reached
+// changed blocks of those functions and the comparison sites on changed lines.
 func (s *Session) focusLocked() *fuzzrt.Focus {
 	f := &s.focus
 	if !f.active {
 		return nil
 	}
 	reached := func(i int) bool { return i < len(s.global) && s.global[i] != 0 }
-	var counters []uint32
+	isChanged := map[int]bool{}
+	for _, c := range f.changed {
+		isChanged[c] = true
+	}
+	focus := &fuzzrt.Focus{Sites: f.sites}
 	in := map[int]bool{}
-	add := func(i int) {
+	add := func(list *[]uint32, i int) {
 		if !in[i] {
 			in[i] = true
-			counters = append(counters, uint32(i))
+			*list = append(*list, uint32(i))
+		}
+	}
+	for _, c := range f.siteCov {
+		add(&focus.Near, c)
+	}
+	for k, c := range f.changed {
+		if reached(c) {
+			continue
+		}
+		for _, b := range f.funcs[k] {
+			if reached(b) && isChanged[b] {
+				add(&focus.Near, b)
+			}
 		}
 	}
 	for k, c := range f.changed {
 		if reached(c) {
 			continue
 		}
-		add(c)
+		add(&focus.Counters, c)
 		for _, b := range f.funcs[k] {
 			if reached(b) {
-				add(b)
+				add(&focus.Counters, b)
 			}
 		}
 	}
-	return &fuzzrt.Focus{Counters: counters}
+	return focus
 }
 
 // changedReachedLocked counts the changed blocks reached.

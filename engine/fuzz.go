@@ -85,6 +85,10 @@ func (s *Session) fuzz() outcome {
 			s.mergeBaseline(w.hello.Baseline)
 			s.mu.Lock()
 			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
+			if o.Seed != 0 {
+				args.Seed = o.Seed + s.seeded
+				s.seeded++
+			}
 			for _, d := range s.dict {
 				args.Dict = append(args.Dict, []byte(d))
 			}

@@ -59,6 +59,7 @@ type Session struct {
 	hang     hangLimit // shared by the session's watchdogs
 	sync     syncState // the sync directory (sync.go)
 	focus    focusState
+	seeded   uint64 // workers given a seed from Options.Seed
 }
 
 // entry is one corpus entry as the coordinator keeps it.

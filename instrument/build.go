@@ -40,6 +40,10 @@ type Binary struct {
 	Dict []string
 	// CmpCounters follow the block counters: one per comparison site.
 	CmpCounters int
+	// CmpSites are the comparison sites, CmpCounters of them, in the runtime's
+	// order (site i's counter is len(Blocks)+i, its Counter's is
+	// len(Blocks)+Counter), File an index into Files.
+	CmpSites []CmpSite
 	// Warnings say what the build left out (comparison hooks a package's build
 	// failed with), for the user to see: a fuzzer without them still runs, weaker.
 	Warnings []string
@@ -300,6 +304,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 			var blocks []CoverBlock
 			var sites int
 			var err error
+			var fileSites []CmpSite
 			if vh != nil && vh.plain[u.importPath] == "" {
 				vh.hookedPkgs[u.importPath] = u.modVersion
 				compiled := name // the name the compiler reports
@@ -308,7 +313,7 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				}
 				hooked := map[int]bool{}
 				out, blocks, sites, err = RewriteFileCmp(name, data, NewFileID(u.importPath, i), CmpOptions{UntypedConsts: consts,
-					Vars: true, NoVarLines: vh.skipped(compiled, data), VarLines: hooked})
+					Vars: true, NoVarLines: vh.skipped(compiled, data), VarLines: hooked, Sites: &fileSites})
 				vh.hooked(compiled, data, hooked)
 				if err == nil && predatesHooks(u.goVersion) {
 					// The hooks' helpers need go1.21.
@@ -360,6 +365,10 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 				f.bridgePkg = n
 			}
 			files = append(files, f)
+			for _, cs := range fileSites[:sites] {
+				cs.File, cs.Counter = fi, bin.CmpCounters+cs.Counter
+				bin.CmpSites = append(bin.CmpSites, cs)
+			}
 			bin.CmpCounters += sites
 		}
 	}

@@ -53,6 +53,17 @@ type CmpOptions struct {
 	NoVarLines map[int]bool
 	// VarLines, if not nil, receives the line of each comparison Vars hooked.
 	VarLines map[int]bool
+	// Sites, if not nil, receives where each site is, in site order.
+	Sites *[]CmpSite
+}
+
+// CmpSite is where a comparison site is: the line and column of its operator
+// (a call's parenthesis, a switch case's value), and the site whose counter
+// counts its executions (a switch's cases share their first one's). File and
+// Counter are the file's (File 0, Counter among the file's sites) as
+// RewriteFileCmp returns them; Binary.CmpSites numbers them for the binary.
+type CmpSite struct {
+	File, Line, Col, Counter int
 }
 
 // CmpOnVar is the name of the *bool variable that RewriteFileCmp declares in
@@ -542,8 +553,7 @@ func (c *cmpState) binary(n *ast.BinaryExpr) {
 		}
 	}
 
-	site := c.sites
-	c.sites++
+	site := c.newSite(n.OpPos, -1)
 	r := c.r
 	c.seq++
 	seq := c.seq
@@ -623,8 +633,7 @@ func (c *cmpState) call(n *ast.CallExpr) {
 			"func %s(fuzzlsSite int, fuzzlsA, fuzzlsB %s) %s {\n\t%s[fuzzlsSite]++\n\tif *%s {\n\t\t%s(fuzzlsSite, fuzzlsA, fuzzlsB)\n\t}\n\treturn %s.%s(fuzzlsA, fuzzlsB)\n}\n",
 			name, param, result, c.name("CmpCov"), c.name("CmpOn"), c.name("CmpHook"), pkg, sel.Sel.Name))
 	}
-	site := c.sites
-	c.sites++
+	site := c.newSite(n.Lparen, -1)
 	c.edit(from, to-from, prioCmpReplace, name)
 	c.edit(r.offset(n.Lparen)+1, 0, prioCmpOpen, strconv.Itoa(site)+", ")
 }
@@ -663,6 +672,7 @@ func (c *cmpState) switchHook(n *ast.SwitchStmt) {
 		return // a constant switch; or one that never runs
 	}
 	var cases []string
+	var pos []token.Pos
 	for _, s := range n.Body.List {
 		for _, e := range s.(*ast.CaseClause).List {
 			if !c.literal(e) {
@@ -673,14 +683,32 @@ func (c *cmpState) switchHook(n *ast.SwitchStmt) {
 				continue // a raw string or a comment over several lines
 			}
 			cases = append(cases, string(text))
+			pos = append(pos, e.Pos())
 		}
 	}
 	if len(cases) == 0 {
 		return
 	}
 	site := c.sites
-	c.sites += len(cases)
+	for _, p := range pos {
+		c.newSite(p, site)
+	}
 	c.wrap(n.Tag, c.name("Switch")+"("+strconv.Itoa(site)+", ", ", "+strings.Join(cases, ", ")+")")
+}
+
+// newSite numbers the next site, at p, whose executions the counter of site
+// counter counts (-1: its own).
+func (c *cmpState) newSite(p token.Pos, counter int) int {
+	site := c.sites
+	c.sites++
+	if counter < 0 {
+		counter = site
+	}
+	if c.opts.Sites != nil {
+		pos := c.r.tf.PositionFor(p, false) // physical, as the blocks' positions
+		*c.opts.Sites = append(*c.opts.Sites, CmpSite{Line: pos.Line, Col: pos.Column, Counter: counter})
+	}
+	return site
 }
 
 // outer returns the statement that holds n in its block: n, or the outermost

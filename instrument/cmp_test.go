@@ -1228,3 +1228,37 @@ func TestCmpVarNames(t *testing.T) {
 		t.Error(CmpOnVar(id), CmpHookVar(id))
 	}
 }
+
+// TestCmpSites: each site's position is its operator's (a call's parenthesis, a
+// switch case's value), and a switch's cases are counted by its first site's counter.
+func TestCmpSites(t *testing.T) {
+	src := `package x
+
+import "strings"
+
+func f(s string, n int) int {
+	if n > 3 {
+		return 1
+	}
+	switch s {
+	case "a":
+		return 2
+	case "b", "c":
+		return 3
+	}
+	if strings.HasPrefix(s, "x") {
+		return 4
+	}
+	return 0
+}
+`
+	var sites []CmpSite
+	_, _, n, err := RewriteFileCmp("x.go", []byte(src), "0", CmpOptions{Sites: &sites})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []CmpSite{{Line: 6, Col: 7, Counter: 0}, {Line: 10, Col: 7, Counter: 1}, {Line: 12, Col: 7, Counter: 1}, {Line: 12, Col: 12, Counter: 1}, {Line: 15, Col: 22, Counter: 4}}
+	if n != len(want) || fmt.Sprint(sites) != fmt.Sprint(want) {
+		t.Errorf("%d sites %v, want %v", n, sites, want)
+	}
+}

@@ -15,6 +15,9 @@ import (
 // or a narrower one it fits), byte-swapped, ±1, as decimal or hex text, as a
 // varint — the other operand is tried there.
 
+// maxCmpRecords bounds the records of one execution, and those of the focus's
+// sites apart: a parser makes thousands of comparisons, and the one in the
+// code just changed may come after all of them.
 const maxCmpRecords = 512
 
 // cmpRecord is one comparison seen during a recorded execution.
@@ -28,6 +31,12 @@ type cmpRecord struct {
 type cmpState struct {
 	on   bool
 	recs []cmpRecord
+	// focus holds the sites on changed lines (nil: none); their records go to
+	// frecs, whose candidates are tried first, and their keys in tried hold the
+	// operand found also for strings: the value that reaches the comparison
+	// changes as the corpus grows toward it.
+	focus map[int32]bool
+	frecs []cmpRecord
 	// tried remembers the (site, operand put in the input) pairs already turned
 	// into candidates, so a comparison that keeps showing up costs nothing after
 	// the first time. For integers the operand found is part of the key: at one
@@ -58,7 +67,14 @@ type cmpKey struct {
 
 func (c *cmpState) hook(base int) func(site int, a, b any) {
 	return func(site int, a, b any) {
-		if c.on && len(c.recs) < maxCmpRecords {
+		if !c.on {
+			return
+		}
+		recs := &c.recs
+		if c.focus != nil && c.focus[int32(base+site)] {
+			recs = &c.frecs
+		}
+		if len(*recs) < maxCmpRecords {
 			// Copy byte slices: the target may reuse them before the records are read.
 			if x, ok := a.([]byte); ok {
 				a = append([]byte(nil), x...)
@@ -66,7 +82,18 @@ func (c *cmpState) hook(base int) func(site int, a, b any) {
 			if x, ok := b.([]byte); ok {
 				b = append([]byte(nil), x...)
 			}
-			c.recs = append(c.recs, cmpRecord{site: int32(base + site), a: a, b: b})
+			*recs = append(*recs, cmpRecord{site: int32(base + site), a: a, b: b})
+		}
+	}
+}
+
+// setFocus sets the sites whose comparisons are tried first (none: nil or empty).
+func (c *cmpState) setFocus(sites []uint32) {
+	c.focus = nil
+	if len(sites) > 0 {
+		c.focus = make(map[int32]bool, len(sites))
+		for _, s := range sites {
+			c.focus[int32(s)] = true
 		}
 	}
 }
@@ -136,9 +163,10 @@ func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) boo
 	if c.tried == nil {
 		c.tried = map[cmpKey]uint8{}
 	}
-	recs := c.recs
-	c.recs = nil
-	for _, r := range recs {
+	focused := len(c.frecs)
+	recs := append(c.frecs, c.recs...)
+	c.recs, c.frecs = nil, nil
+	for k, r := range recs {
 		a, ok1 := toOperand(r.a)
 		b, ok2 := toOperand(r.b)
 		if !ok1 || !ok2 {
@@ -151,7 +179,7 @@ func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) boo
 				continue
 			}
 			key := cmpKey{site: r.site, to: operandKey(to)}
-			if from.isInt && to.isInt {
+			if from.isInt && to.isInt || k < focused {
 				key.from = operandKey(from)
 			}
 			rounds := c.tried[key]

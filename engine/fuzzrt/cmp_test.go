@@ -151,3 +151,40 @@ func TestCmpHookOff(t *testing.T) {
 		t.Errorf("recorded with recording off")
 	}
 }
+
+// TestCmpFocus: the comparisons of the focus's sites are recorded past the bound
+// the others fill, their candidates come first, and a pair tried at such a site is
+// tried again when the operand found is another (a string that varies as the
+// corpus grows toward the comparison).
+func TestCmpFocus(t *testing.T) {
+	var c cmpState
+	c.setFocus([]uint32{7})
+	hook := c.hook(5) // the file's sites start at 5: its site 2 is site 7
+	run := func(title string) (first []any) {
+		c.on = true
+		for i := range maxCmpRecords + 100 {
+			hook(0, "k"+string(rune('a'+i%26)), "key")
+		}
+		hook(2, title, "forbidden")
+		c.on = false
+		c.candidates([]any{"key: x\ntitle: " + title}, func([]byte) {}, func(v []any) bool {
+			first = v
+			return false
+		})
+		return first
+	}
+	if got := run("a"); len(got) != 1 || got[0] != "key: x\ntitle: forbidden" {
+		t.Errorf("first candidate %q, want the focused site's", got)
+	}
+	if got := run("b"); len(got) != 1 || got[0] != "key: x\ntitle: forbidden" {
+		t.Errorf("with another operand found, first candidate %q, want the focused site's again", got)
+	}
+	c.setFocus(nil)
+	c.on = true
+	for range maxCmpRecords + 1 {
+		hook(2, "a", "forbidden")
+	}
+	if len(c.recs) != maxCmpRecords || len(c.frecs) != 0 {
+		t.Errorf("without a focus: %d records, %d focused; want %d, 0", len(c.recs), len(c.frecs), maxCmpRecords)
+	}
+}

@@ -49,7 +49,8 @@ type corpusItem struct {
 	weight float64
 }
 
-// focusBoost multiplies the energy of entries that reach the focus.
+// focusBoost multiplies the energy of entries that reach the focus's frontier,
+// and its square that of entries reaching its nearer part.
 const focusBoost = 8
 
 // cmpEvery is how often (in executions) the loop runs a comparison round.
@@ -67,8 +68,8 @@ type worker struct {
 	corpus    []corpusItem
 	cum       []float64 // cumulative weights of corpus, for picking (see reweigh)
 	hits      []int32   // per counter: corpus entries reaching it
-	focus     []bool    // per counter: in the coordinator's focus (changed code); nil: none
-	focused   []int     // corpus entries reaching the focus (see reweigh)
+	focus     []uint8   // per counter: 1 in the focus's frontier, 2 nearer (changed code); nil: no focus
+	focused   []int     // corpus entries reaching the focus's nearest part reached (see reweigh)
 	mut       *Mutator
 	tokens    int // dictionary tokens added so far
 	cmpRounds int
@@ -151,14 +152,17 @@ func (w *worker) handle(r Request) {
 		w.mut = nil
 	case r.Focus != nil:
 		w.focus = nil
-		if len(r.Focus.Counters) > 0 {
-			w.focus = make([]bool, len(w.seen))
-			for _, c := range r.Focus.Counters {
-				if int(c) < len(w.focus) {
-					w.focus[c] = true
+		if len(r.Focus.Counters)+len(r.Focus.Near) > 0 {
+			w.focus = make([]uint8, len(w.seen))
+			for tier, cs := range [][]uint32{r.Focus.Counters, r.Focus.Near} {
+				for _, c := range cs {
+					if int(c) < len(w.focus) {
+						w.focus[c] = max(w.focus[c], uint8(tier+1))
+					}
 				}
 			}
 		}
+		w.rt.cmp.setFocus(r.Focus.Sites)
 		if w.mut != nil {
 			w.reweigh()
 		}
@@ -235,7 +239,8 @@ func (w *worker) addItem(it corpusItem) {
 
 // reweigh computes each entry's energy, an entropic-style score: entries that reach
 // blocks few other entries reach, small entries and fast ones are picked more often,
-// and those reaching the focus focusBoost times more.
+// those reaching the focus's frontier focusBoost times more, those reaching its
+// nearer part focusBoost² times.
 func (w *worker) reweigh() {
 	var total time.Duration
 	timed := 0
@@ -265,17 +270,18 @@ func (w *worker) reweigh() {
 	w.focused = w.focused[:0]
 	focus := w.focus
 	sum := 0.0
+	top := uint8(0) // the nearest tier an entry reaches
 	for i := range w.corpus {
 		it := &w.corpus[i]
 		rare := 0.0
-		hot := false
+		tier := uint8(0)
 		for _, c := range it.cov {
 			j := int(c >> 8)
 			if j < len(w.hits) && w.hits[j] > 0 {
 				rare += 1 / float64(w.hits[j])
 			}
-			if focus != nil && j < len(focus) && focus[j] {
-				hot = true
+			if j < len(focus) {
+				tier = max(tier, focus[j])
 			}
 		}
 		size := ValuesSize(it.vals)
@@ -291,8 +297,13 @@ func (w *worker) reweigh() {
 			speed = min(2, max(0.25, float64(avg)/float64(it.dur)))
 		}
 		it.weight = (0.1 + rare) * sizeFactor * speed
-		if hot {
+		for range tier {
 			it.weight *= focusBoost
+		}
+		if tier > 0 && tier >= top {
+			if tier > top {
+				top, w.focused = tier, w.focused[:0]
+			}
 			w.focused = append(w.focused, i)
 		}
 		sum += it.weight
@@ -327,7 +338,8 @@ func (w *worker) pick() int {
 //
 // Every other round records a freshly mutated input instead: a mutation that breaks
 // a checksum (or a length field) shows up as a comparison whose candidate repairs it.
-// While there is a focus, the entry is one that reaches it.
+// While there is a focus, the entry is one that reaches its nearest part reached,
+// and the comparisons on changed lines are tried first (cmp.go).
 func (w *worker) cmpRound() {
 	i := w.pick()
 	if len(w.focused) > 0 {
@@ -350,7 +362,7 @@ func (w *worker) cmpExplore(vals []any, depth int, budget *int) {
 	w.rt.cmp.on = false
 	vals = w.executed(vals)
 	if kept && depth > 0 {
-		w.rt.cmp.recs = nil
+		w.rt.cmp.recs, w.rt.cmp.frecs = nil, nil
 		return
 	}
 	w.rt.cmp.intn = w.mut.Intn
