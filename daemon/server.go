@@ -43,6 +43,10 @@ type Options struct {
 	// newFSWatcher replaces fsnotify.NewWatcher in this package's tests, to
 	// make watching fail as it does when the inotify limits are reached.
 	newFSWatcher func() (*fsnotify.Watcher, error)
+
+	// watchBackend replaces this OS's fsnotify backend in this package's
+	// tests (backendKqueue: macOS's behaviour on Linux).
+	watchBackend string
 }
 
 // Test-only command names (see Options.EnableTestCommands).
@@ -286,6 +290,8 @@ type server struct {
 	exited   chan struct{}
 
 	logMu sync.Mutex
+
+	clientWatchOnce sync.Once // registerClientWatch
 
 	state
 }

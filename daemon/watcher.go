@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,13 +22,26 @@ import (
 
 // watchFolders starts the file watcher (once) and adds folders to it. When
 // the watcher cannot be had or the inotify limits are reached, the user is
-// told and the daemon asks the client for its file events instead.
+// told and the daemon asks the client for its file events instead. On macOS
+// (kqueue) and Windows a client that can send its file events is asked for them
+// from the start, and fsnotify is not used: kqueue holds a file descriptor for
+// every file in a watched directory (a corpus directory holds thousands), which
+// the daemon's workers need for their pipes and shared memory; on Windows a
+// watched directory's handle keeps the user from renaming any directory above
+// it (fsnotify is not recursive there, so every directory of the workspace
+// would be held), while VS Code watches the tree recursively from its root.
 func (s *server) watchFolders(folders []string) {
 	s.mu.Lock()
 	w := s.watcher
 	closing := s.closing
+	dynamic := s.caps.watchDynamic
 	s.mu.Unlock()
 	if closing || len(folders) == 0 {
+		return
+	}
+	if why := clientWatchReason[s.watchBackend()]; dynamic && why != "" {
+		s.logf(protocol.MessageTypeLog, "file watcher: using the editor's file events (%s)", why)
+		s.registerClientWatch()
 		return
 	}
 	if w == nil {
@@ -64,7 +79,12 @@ func (s *server) watchFolders(folders []string) {
 func (s *server) watchFailed(err error) {
 	msg := fmt.Sprintf("fuzzls: cannot watch the workspace: %v", err)
 	if isWatchLimit(err) {
-		msg += " — the inotify limits are reached; raise them with `sysctl fs.inotify.max_user_watches=524288 fs.inotify.max_user_instances=512`"
+		switch s.watchBackend() {
+		case backendInotify:
+			msg += " — the inotify limits are reached; raise them with `sysctl fs.inotify.max_user_watches=524288 fs.inotify.max_user_instances=512`"
+		case backendKqueue:
+			msg += " — too many open files (kqueue opens every file of a watched directory); raise the limit with `ulimit -n` or `sysctl kern.maxfilesperproc`"
+		}
 	}
 	s.mu.Lock()
 	dynamic := s.caps.watchDynamic
@@ -80,8 +100,44 @@ func (s *server) watchFailed(err error) {
 	}
 }
 
-// registerClientWatch asks the client to send workspace/didChangeWatchedFiles.
+// The fsnotify backends whose behaviour the daemon adapts to.
+const (
+	backendInotify = "inotify" // Linux: a watch per directory; a full queue is ErrEventOverflow
+	backendKqueue  = "kqueue"  // macOS, BSD: a file descriptor per file of a watched directory
+	backendWindows = "windows" // ReadDirectoryChangesW: a handle per directory; a full buffer is ErrEventOverflow
+	backendOther   = "other"
+)
+
+// clientWatchReason says, for the backends where the client's file events are
+// used when it can send them, why.
+var clientWatchReason = map[string]string{
+	backendKqueue:  "kqueue would hold a file descriptor for every file",
+	backendWindows: "a watched directory's handle would keep the directories above it from being renamed",
+}
+
+// watchBackend is the fsnotify backend of this OS (Options.watchBackend in tests).
+func (s *server) watchBackend() string {
+	if s.opts.watchBackend != "" {
+		return s.opts.watchBackend
+	}
+	switch runtime.GOOS {
+	case "linux", "android":
+		return backendInotify
+	case "darwin", "ios", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return backendKqueue
+	case "windows":
+		return backendWindows
+	}
+	return backendOther
+}
+
+// registerClientWatch asks the client to send workspace/didChangeWatchedFiles
+// (once: a second registration would double every event).
 func (s *server) registerClientWatch() {
+	s.clientWatchOnce.Do(s.registerClientWatchNow)
+}
+
+func (s *server) registerClientWatchNow() {
 	opts, err := json.Marshal(map[string]any{"watchers": []map[string]any{
 		{"globPattern": "**/*.{go,mod,sum,work}"},
 		{"globPattern": "**/testdata/fuzz/**"},
@@ -112,16 +168,26 @@ func isWatchLimit(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE)
 }
 
-// A watcher watches directory trees with fsnotify, which is not recursive:
-// every directory is added by walking, and new ones as they appear.
-// Directories are watched, not files, since editors save by renaming a
-// temporary file into place. A rename is seen as a removal of the old name and
-// a creation of the new.
+// A watcher watches directory trees with fsnotify, which is not recursive on
+// any backend: every directory is added by walking, and new ones as they
+// appear (a new directory is walked, its files reported, since files created
+// in it before it was added have no event). Directories are watched, not
+// files, since editors save by renaming a temporary file into place. A rename
+// is seen as the old name's Rename and the new name's Create, on every
+// backend (Windows reports them as old- and new-name events; kqueue finds the
+// new name by listing the directory). Windows and kqueue also report a
+// directory as written when its entries change: not a relevant file, ignored.
+// When the backend's queue overflowed (inotify's, Windows's 64 KiB buffer),
+// events were lost: every relevant file under the roots is reported changed.
+// The batcher coalesces a file's events by pathKey.
 type watcher struct {
 	fsw     *fsnotify.Watcher
 	changed func(path string) // a relevant file changed (was written, created, removed)
 	report  func(error)
 	done    chan struct{}
+
+	mu    sync.Mutex
+	roots []string // addTree's
 }
 
 func newWatcher(changed func(string), report func(error)) (*watcher, error) {
@@ -172,7 +238,23 @@ func relevantFile(path string) bool {
 // addTree watches root and every directory below it. With emit, files found
 // are reported as changed (a directory moved into place brings its files).
 func (w *watcher) addTree(root string) error {
+	w.mu.Lock()
+	w.roots = append(w.roots, root)
+	w.mu.Unlock()
 	return w.walk(root, false)
+}
+
+// rescan reports every relevant file under the roots as changed, after the
+// backend lost events, and watches the directories that came meanwhile.
+func (w *watcher) rescan() {
+	w.mu.Lock()
+	roots := slices.Clone(w.roots)
+	w.mu.Unlock()
+	for _, r := range roots {
+		if err := w.walk(r, true); err != nil {
+			w.report(err)
+		}
+	}
 }
 
 func (w *watcher) walk(root string, emit bool) error {
@@ -215,7 +297,7 @@ func (w *watcher) loop() {
 			if !ok {
 				return
 			}
-			w.report(err)
+			w.handleError(err)
 		case <-w.done:
 			return
 		}
@@ -242,6 +324,15 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	if relevantFile(ev.Name) {
 		w.changed(ev.Name)
 	}
+}
+
+func (w *watcher) handleError(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.report(fmt.Errorf("%w: rescanning the workspace", err))
+		w.rescan()
+		return
+	}
+	w.report(err)
 }
 
 func (w *watcher) close() {

@@ -1,13 +1,18 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.lsp.dev/protocol"
 )
 
 // collector records the batcher's flushes.
@@ -172,5 +177,128 @@ func TestRelevantFile(t *testing.T) {
 		if got := relevantFile(path); got != want {
 			t.Errorf("relevantFile(%s) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// When the backend's queue overflowed (inotify's, Windows's buffer), events
+// were lost: every relevant file under the roots is reported, and directories
+// made meanwhile are watched.
+func TestWatcherOverflowRescans(t *testing.T) {
+	dir := t.TempDir()
+	c := &collector{}
+	b := newBatcher(50*time.Millisecond, time.Second, c.flush)
+	var reported []error
+	var mu sync.Mutex
+	w, err := newWatcher(b.add, func(err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.close(); b.stop() })
+	if err := w.addTree(dir); err != nil {
+		t.Fatal(err)
+	}
+	// Files the watcher may or may not have seen: the rescan reports them all.
+	var want []string
+	for _, rel := range []string{"a.go", "go.mod", "sub/b_test.go", "testdata/fuzz/FuzzX/1"} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := len(c.all())
+	w.handleError(fsnotify.ErrEventOverflow)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(c.all()) < before+len(want) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := c.all()[before:]
+	for _, p := range want {
+		if !slices.Contains(got, p) {
+			t.Errorf("after the overflow %s not reported (got %v)", p, got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || !errors.Is(reported[0], fsnotify.ErrEventOverflow) {
+		t.Errorf("reported %v, want the overflow", reported)
+	}
+}
+
+// A file's events under two spellings of its path are one change (one path in
+// the batch); on Linux the spellings differ only by cleaning.
+func TestBatcherCoalescesByKey(t *testing.T) {
+	c := &collector{}
+	b := newBatcher(20*time.Millisecond, time.Second, c.flush)
+	defer b.stop()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.go")
+	b.add(p)
+	b.add(filepath.Join(dir, ".", "a.go"))
+	if hostPaths.fold {
+		b.add(strings.ToUpper(dir) + p[len(dir):])
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for len(c.snapshot()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := c.all(); len(got) != 1 || got[0] != p {
+		t.Errorf("batches %v, want [%s]", c.snapshot(), p)
+	}
+}
+
+// On kqueue (macOS) and Windows a client that can send its file events is
+// asked for them, and fsnotify (a descriptor per file; a handle per directory
+// that keeps the directories above it from being renamed) is not started; a
+// client that cannot gets fsnotify, as every client does on Linux.
+func TestWatcherPerBackend(t *testing.T) {
+	for _, tc := range []struct {
+		backend      string
+		dynamic      bool
+		clientEvents bool
+	}{
+		{backendKqueue, true, true},
+		{backendWindows, true, true},
+		{backendInotify, true, false},
+		{backendKqueue, false, false},
+		{backendWindows, false, false},
+	} {
+		dynamic := tc.dynamic
+		t.Run(fmt.Sprintf("%s,dynamic=%v", tc.backend, dynamic), func(t *testing.T) {
+			started := make(chan struct{}, 1)
+			p := startInProcess(t, Options{watchBackend: tc.backend, newFSWatcher: func() (*fsnotify.Watcher, error) {
+				started <- struct{}{}
+				return fsnotify.NewWatcher()
+			}})
+			p.initializeWith(t.TempDir(), nil, func(caps *protocol.ClientCapabilities) {
+				caps.Workspace.DidChangeWatchedFiles = &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: &dynamic}
+			})
+			if !tc.clientEvents {
+				select {
+				case <-started:
+				case <-time.After(10 * time.Second):
+					t.Fatal("fsnotify not started")
+				}
+				p.Locked(func() {
+					if slices.ContainsFunc(p.Registered, func(r protocol.Registration) bool { return r.Method == "workspace/didChangeWatchedFiles" }) {
+						t.Error("the client's file events asked for besides fsnotify")
+					}
+				})
+				return
+			}
+			p.await(t, "registration for workspace/didChangeWatchedFiles", 10*time.Second, func() bool {
+				return slices.ContainsFunc(p.Registered, func(r protocol.Registration) bool { return r.Method == "workspace/didChangeWatchedFiles" })
+			})
+			// The watcher would have started before the registration.
+			select {
+			case <-started:
+				t.Error("fsnotify started with a client that sends file events")
+			default:
+			}
+		})
 	}
 }

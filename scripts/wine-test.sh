@@ -8,6 +8,9 @@
 #     case, `\`, UNC paths, the workspace containment check, against Windows's own
 #     path/filepath, and the server taking a file's URI in several spellings;
 #   - the daemon's line ends (CRLF positions, corpus files written as go test does);
+#   - the daemon's file watcher on fsnotify's Windows backend (ReadDirectoryChangesW,
+#     which Wine emulates over inotify): new directories, editors' atomic saves, an
+#     overflow's rescan, a file's events in two spellings coalesced;
 #   - the engine's tests that need no Go toolchain: the hang/oom judge, minimization,
 #     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths.
 # The tests that build packages need a Go toolchain for Windows inside Wine, which
@@ -43,7 +46,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The runs: a name, a package, and the tests of it that run here.
 runs=(
 	"fuzzrt ./engine/fuzzrt ."
-	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds)$"
+	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestBurstOfSavesBatched|TestSingleSaveIsPrompt)$"
 	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames)$"
 )
 failed=0
