@@ -256,7 +256,10 @@ func TestWorkerStacks(t *testing.T) {
 		t.Fatalf("no stack samples in the worker's stderr:\n%s", out)
 	}
 	samples := out[strings.Index(out, StackSampleMarker):strings.Index(out, StackSamplesEnd)]
-	if !strings.Contains(samples, "fuzzProc.func1") || !strings.Contains(samples, "spin") {
+	// The fuzz function is on every sample's stack; spin, the call its loop
+	// makes, only on those taken inside it, not at the loop's head where a
+	// loaded machine (Wine's) may preempt it for every sample.
+	if !strings.Contains(samples, "fuzzProc.func1") {
 		t.Errorf("the samples do not show the fuzz function:\n%s", samples)
 	}
 }
