@@ -33,7 +33,10 @@ function isFile(p: string): boolean {
  * ensureExecutable sets the execute bits of a bundled binary that lost them (an
  * unzip that drops file modes); errors are left to the spawn that follows.
  */
-export function ensureExecutable(p: string): void {
+export function ensureExecutable(p: string, platform: NodeJS.Platform = process.platform): void {
+	if (platform === 'win32') {
+		return; // no execute bits: a .exe runs
+	}
 	try {
 		fs.accessSync(p, fs.constants.X_OK);
 	} catch {
@@ -47,18 +50,27 @@ export function ensureExecutable(p: string): void {
 
 /**
  * findBinary chooses the daemon binary. setting is fuzzls.path (a leading ~ is the
- * home folder); extensionPath is the extension's installation folder.
+ * home folder); extensionPath is the extension's installation folder; platform and
+ * arch are the host's (parameters for tests): on Windows the bundled binary is
+ * bin\win32-x64\fuzzls.exe and the one on PATH fuzzls.exe.
  */
-export function findBinary(setting: string, extensionPath: string, exists: (p: string) => boolean = isFile): BinaryChoice {
+export function findBinary(
+	setting: string,
+	extensionPath: string,
+	exists: (p: string) => boolean = isFile,
+	platform: NodeJS.Platform = process.platform,
+	arch: string = process.arch,
+): BinaryChoice {
 	const s = setting.trim();
 	if (s !== '') {
 		// ~ is the home folder on every OS (Windows has no HOME), before / or \.
 		const tilde = s === '~' || s.startsWith('~/') || s.startsWith('~\\');
 		return { command: tilde ? os.homedir() + s.slice(1) : s, source: 'setting' };
 	}
-	const bundled = path.join(extensionPath, 'bin', platformDir(), exeName());
+	const p = platform === 'win32' ? path.win32 : path.posix;
+	const bundled = p.join(extensionPath, 'bin', platformDir(platform, arch), exeName(platform));
 	if (exists(bundled)) {
 		return { command: bundled, source: 'bundled' };
 	}
-	return { command: exeName(), source: 'PATH' };
+	return { command: exeName(platform), source: 'PATH' };
 }

@@ -55,6 +55,26 @@ describe('findBinary', () => {
 		assert.equal(exeName('win32'), 'fuzzls.exe');
 		assert.equal(exeName('darwin'), 'fuzzls');
 	});
+	it('finds the bundled binary of each platform, fuzzls.exe on Windows', () => {
+		const seen: string[] = [];
+		const exists = (p: string) => {
+			seen.push(p);
+			return true;
+		};
+		assert.deepEqual(findBinary('', 'C:\\Users\\me\\.vscode\\extensions\\fuzzls.fuzzls-0.1.0-win32-x64', exists, 'win32', 'x64'), {
+			command: 'C:\\Users\\me\\.vscode\\extensions\\fuzzls.fuzzls-0.1.0-win32-x64\\bin\\win32-x64\\fuzzls.exe',
+			source: 'bundled',
+		});
+		assert.deepEqual(findBinary('', '/Users/me/.vscode/extensions/fuzzls.fuzzls-0.1.0-darwin-arm64', exists, 'darwin', 'arm64'), {
+			command: '/Users/me/.vscode/extensions/fuzzls.fuzzls-0.1.0-darwin-arm64/bin/darwin-arm64/fuzzls',
+			source: 'bundled',
+		});
+		assert.deepEqual(findBinary('', '/home/me/.vscode/extensions/x', exists, 'linux', 'arm64').command, '/home/me/.vscode/extensions/x/bin/linux-arm64/fuzzls');
+		assert.equal(seen.length, 3);
+		// No binary for this platform in the .vsix (win32-arm64): fuzzls.exe on PATH.
+		assert.deepEqual(findBinary('', 'C:\\ext', () => false, 'win32', 'arm64'), { command: 'fuzzls.exe', source: 'PATH' });
+		assert.deepEqual(findBinary('C:\\tools\\fuzzls.exe', 'C:\\ext', exists, 'win32', 'x64'), { command: 'C:\\tools\\fuzzls.exe', source: 'setting' });
+	});
 	it('reads a leading ~ as the home folder, with either separator', () => {
 		assert.equal(findBinary('~/go/bin/fuzzls', '/ext').command, os.homedir() + '/go/bin/fuzzls');
 		assert.equal(findBinary('~\\go\\bin\\fuzzls.exe', '/ext').command, os.homedir() + '\\go\\bin\\fuzzls.exe');
