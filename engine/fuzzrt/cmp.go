@@ -110,37 +110,18 @@ type operand struct {
 }
 
 func toOperand(v any) (operand, bool) {
-	switch x := v.(type) {
-	case int:
+	switch k, u := Bits(v); {
+	case k.IsInt():
+		return operand{isInt: true, u: u, size: k.Size()}, true
+	case k.IsFloat():
+		return operand{isFlt: true, f: k.Float(u)}, true
+	case k == KindString:
+		return operand{isStr: true, s: []byte(v.(string))}, true
+	case k == KindBytes:
+		return operand{isStr: true, s: v.([]byte)}, true
+	}
+	if x, ok := v.(uintptr); ok {
 		return operand{isInt: true, u: uint64(x), size: 8}, true
-	case int8:
-		return operand{isInt: true, u: uint64(x), size: 1}, true
-	case int16:
-		return operand{isInt: true, u: uint64(x), size: 2}, true
-	case int32:
-		return operand{isInt: true, u: uint64(x), size: 4}, true
-	case int64:
-		return operand{isInt: true, u: uint64(x), size: 8}, true
-	case uint:
-		return operand{isInt: true, u: uint64(x), size: 8}, true
-	case uint8:
-		return operand{isInt: true, u: uint64(x), size: 1}, true
-	case uint16:
-		return operand{isInt: true, u: uint64(x), size: 2}, true
-	case uint32:
-		return operand{isInt: true, u: uint64(x), size: 4}, true
-	case uint64:
-		return operand{isInt: true, u: x, size: 8}, true
-	case uintptr:
-		return operand{isInt: true, u: uint64(x), size: 8}, true
-	case float32:
-		return operand{isFlt: true, f: float64(x)}, true
-	case float64:
-		return operand{isFlt: true, f: x}, true
-	case string:
-		return operand{isStr: true, s: []byte(x)}, true
-	case []byte:
-		return operand{isStr: true, s: x}, true
 	}
 	// Named types (token kinds, time.Duration…): by their underlying kind.
 	rv := reflect.ValueOf(v)
@@ -268,63 +249,30 @@ func replaceIn(v any, from, to operand, intn func(int) int) ([]any, bool) {
 			out[i] = string(b)
 		}
 		return out, capped
-	case float32, float64:
-		if from.isFlt && to.isFlt {
-			if f, _ := toOperand(v); f.f == from.f {
-				if _, ok := x.(float32); ok {
-					return []any{float32(to.f)}, false
-				}
-				return []any{to.f}, false
-			}
+	}
+	k, u := Bits(v)
+	if k.IsFloat() {
+		if from.isFlt && to.isFlt && k.Float(u) == from.f {
+			return []any{k.FromFloat(to.f)}, false
 		}
 		return nil, false
 	}
 	// An integer argument equal to from (as bits of its own width) becomes to, to±1.
-	cur, ok := toOperand(v)
-	if !ok || !cur.isInt || !from.isInt || !to.isInt {
+	if !k.IsInt() || !from.isInt || !to.isInt {
 		return nil, false
 	}
 	mask := uint64(math.MaxUint64)
-	if cur.size < 8 {
-		mask = 1<<(8*cur.size) - 1
+	if size := k.Size(); size < 8 {
+		mask = 1<<(8*size) - 1
 	}
-	if cur.u&mask != from.u&mask {
+	if u&mask != from.u&mask {
 		return nil, false
 	}
 	var out []any
 	for _, d := range []uint64{0, 1, ^uint64(0)} {
-		out = append(out, setInt(v, to.u+d))
+		out = append(out, k.FromBits(to.u+d))
 	}
 	return out, false
-}
-
-// setInt returns u converted to v's integer type.
-func setInt(v any, u uint64) any {
-	switch v.(type) {
-	case int:
-		return int(u)
-	case int8:
-		return int8(u)
-	case int16:
-		return int16(u)
-	case int32:
-		return int32(u)
-	case int64:
-		return int64(u)
-	case uint:
-		return uint(u)
-	case uint8:
-		return uint8(u)
-	case uint16:
-		return uint16(u)
-	case uint32:
-		return uint32(u)
-	case uint64:
-		return u
-	case uintptr:
-		return uintptr(u)
-	}
-	return v
 }
 
 // replaceBytes finds encodings of from in data and writes the same encoding of to

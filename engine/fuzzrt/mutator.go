@@ -65,34 +65,19 @@ func (m *Mutator) Mutate(vals []any, maxLen int) {
 		m.scratch = append(m.scratch[:0], v...)
 		m.scratch = m.mutateBytes(m.scratch)
 		vals[i] = string(m.scratch)
-	case bool:
-		vals[i] = !v
-	case uint8:
-		vals[i] = uint8(m.mutateInt(uint64(v), 8, false))
-	case uint16:
-		vals[i] = uint16(m.mutateInt(uint64(v), 16, false))
-	case uint32:
-		vals[i] = uint32(m.mutateInt(uint64(v), 32, false))
-	case uint64:
-		vals[i] = m.mutateInt(v, 64, false)
-	case uint:
-		vals[i] = uint(m.mutateInt(uint64(v), bits.UintSize, false))
-	case int8:
-		vals[i] = int8(m.mutateInt(uint64(v), 8, true))
-	case int16:
-		vals[i] = int16(m.mutateInt(uint64(v), 16, true))
-	case int32:
-		vals[i] = int32(m.mutateInt(uint64(v), 32, true))
-	case int64:
-		vals[i] = int64(m.mutateInt(uint64(v), 64, true))
-	case int:
-		vals[i] = int(m.mutateInt(uint64(v), bits.UintSize, true))
-	case float32:
-		vals[i] = float32(m.mutateFloat(float64(v), true))
-	case float64:
-		vals[i] = m.mutateFloat(v, false)
 	default:
-		panic(fmt.Sprintf("fuzzrt: cannot mutate %T", vals[i]))
+		// Integers as their bits at the kind's width, floats as float64 (a
+		// float32's result rounded), a bool flipped.
+		switch k, u := Bits(v); {
+		case k.IsInt():
+			vals[i] = k.FromBits(m.mutateInt(u, k.Width(), k.Signed()))
+		case k.IsFloat():
+			vals[i] = k.FromFloat(m.mutateFloat(k.Float(u), k == KindFloat32))
+		case k == KindBool:
+			vals[i] = u == 0
+		default:
+			panic(fmt.Sprintf("fuzzrt: cannot mutate %T", v))
+		}
 	}
 }
 
@@ -151,42 +136,19 @@ func (m *Mutator) spliceAt(vals []any, i int, o any) bool {
 		}
 		vals[i] = string(m.scratch)
 		return true
-	case bool:
-		return takeOther(vals, i, v, o)
-	case uint8:
-		return takeOther(vals, i, v, o)
-	case uint16:
-		return takeOther(vals, i, v, o)
-	case uint32:
-		return takeOther(vals, i, v, o)
-	case uint64:
-		return takeOther(vals, i, v, o)
-	case uint:
-		return takeOther(vals, i, v, o)
-	case int8:
-		return takeOther(vals, i, v, o)
-	case int16:
-		return takeOther(vals, i, v, o)
-	case int32:
-		return takeOther(vals, i, v, o)
-	case int64:
-		return takeOther(vals, i, v, o)
-	case int:
-		return takeOther(vals, i, v, o)
-	case float32:
-		return takeOther(vals, i, v, o)
-	case float64:
-		return takeOther(vals, i, v, o)
 	}
-	return false
-}
-
-func takeOther[T comparable](vals []any, i int, v T, o any) bool {
-	ov, ok := o.(T)
-	if !ok || ov == v {
+	// A number or a bool takes other's value when it is of the same kind and
+	// differs: as == has it, so a NaN differs from every float and -0 equals 0.
+	k, u := Bits(vals[i])
+	ko, uo := Bits(o)
+	same := u == uo
+	if k.IsFloat() {
+		same = k.Float(u) == k.Float(uo)
+	}
+	if k == NoKind || ko != k || same {
 		return false
 	}
-	vals[i] = ov
+	vals[i] = o
 	return true
 }
 
