@@ -13,6 +13,7 @@
 #     overflow's rescan, a file's events in two spellings coalesced;
 #   - the engine's tests that need no Go toolchain: the hang/oom judge, minimization,
 #     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths.
+#   - fuzzls's SARIF file URIs of Windows paths.
 # The tests that build packages need a Go toolchain for Windows inside Wine, which
 # this script does not install: those run on Linux only.
 # Installs Debian's wine64 and mingw-w64 when missing: Wine 8.0 lacks
@@ -48,6 +49,7 @@ runs=(
 	"fuzzrt ./engine/fuzzrt ."
 	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestBurstOfSavesBatched|TestSingleSaveIsPrompt)$"
 	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames)$"
+	"fuzzls ./cmd/fuzzls ^(TestSARIFFileURL)$"
 )
 failed=0
 for run in "${runs[@]}"; do

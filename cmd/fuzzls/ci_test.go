@@ -161,3 +161,24 @@ func markLine(t *testing.T, file, mark string) int {
 	}
 	return bytes.Count(data[:i], []byte("\n")) + 1
 }
+
+// A SARIF location outside the source root (the module cache, GOROOT) is an
+// absolute file URI, also for Windows paths: file:///C:/…, not file://C:/…,
+// whose host would be "C:". Under Wine (scripts/wine-test.sh) with
+// backslashes too.
+func TestSARIFFileURL(t *testing.T) {
+	cases := map[string]string{
+		"/home/me/go/pkg/mod/x@v1/a b.go": "file:///home/me/go/pkg/mod/x@v1/a%20b.go",
+		"C:/Users/me/go/pkg/mod/x.go":     "file:///C:/Users/me/go/pkg/mod/x.go",
+		"//server/share/src/x.go":         "file://server/share/src/x.go",
+	}
+	if filepath.Separator == '\\' {
+		cases[`C:\Users\me\go\pkg\mod\x.go`] = "file:///C:/Users/me/go/pkg/mod/x.go"
+		cases[`\\server\share\src\x.go`] = "file://server/share/src/x.go"
+	}
+	for path, want := range cases {
+		if got := fileURL(path); got != want {
+			t.Errorf("fileURL(%q) = %s, want %s", path, got, want)
+		}
+	}
+}

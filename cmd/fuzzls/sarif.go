@@ -219,12 +219,28 @@ func sarifLoc(root, file string, line int, function string) sarifLocation {
 	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
 		loc.Physical.Artifact = sarifArtifactLoc{URI: (&url.URL{Path: filepath.ToSlash(rel)}).String(), URIBaseID: "SRCROOT"}
 	} else {
-		loc.Physical.Artifact = sarifArtifactLoc{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(file)}).String()}
+		loc.Physical.Artifact = sarifArtifactLoc{URI: fileURL(file)}
 	}
 	if function != "" {
 		loc.Message = &sarifMessage{Text: function}
 	}
 	return loc
+}
+
+// fileURL is the file URI of an absolute path (RFC 8089): file:///home/me/x.go,
+// on Windows file:///C:/Users/me/x.go (url.URL alone makes the drive a host:
+// file://C:/…) and file://server/share/x.go for a UNC path.
+func fileURL(path string) string {
+	p := filepath.ToSlash(path)
+	u := url.URL{Scheme: "file", Path: p}
+	switch {
+	case strings.HasPrefix(p, "//"):
+		host, rest, _ := strings.Cut(p[2:], "/")
+		u.Host, u.Path = host, "/"+rest
+	case !strings.HasPrefix(p, "/"):
+		u.Path = "/" + p
+	}
+	return u.String()
 }
 
 func relTo(root, dir string) string {
