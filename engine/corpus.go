@@ -98,8 +98,7 @@ func sameTypes(vals []any, types []string) bool {
 		return false
 	}
 	for i, v := range vals {
-		z := fuzzrt.ZeroValue(types[i])
-		if z == nil || fmt.Sprintf("%T", v) != fmt.Sprintf("%T", z) {
+		if k := fuzzrt.KindNamed(types[i]); k == fuzzrt.NoKind || fuzzrt.KindOf(v) != k {
 			return false
 		}
 	}

@@ -26,7 +26,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
 // Big-endian, and the byte that says so (odd: not little-endian).
@@ -39,49 +40,33 @@ func encodeGoFuzzHeaders(vals []any) []byte {
 	var out []byte // the encoding of vals[i+1:]
 	for i := len(vals) - 1; i >= 0; i-- {
 		var b []byte
-		switch v := vals[i].(type) {
-		case []byte:
+		switch k, u := fuzzrt.Bits(vals[i]); k {
+		case fuzzrt.KindBytes:
+			v := vals[i].([]byte)
 			b = gfhBytes(v, out)
 			if len(v) == 0 && len(out) == 0 {
 				out = []byte{0} // something must be left after the length
 			}
-		case string:
+		case fuzzrt.KindString:
+			v := vals[i].(string)
 			b = binary.BigEndian.AppendUint32(nil, uint32(len(v)))
 			b = append(b, v...)
 			if len(v) == 0 && len(out) == 0 {
 				out = []byte{0} // at least one byte must follow the length field
 			}
-		case bool:
-			b = []byte{1}
-			if v {
-				b[0] = 0
-			}
-		case int8:
-			b = []byte{byte(v)}
-		case uint8:
-			b = []byte{v}
-		case int16:
-			b = append(binary.BigEndian.AppendUint16(nil, uint16(v)), gfhBigEndian)
-		case uint16:
-			b = append(binary.BigEndian.AppendUint16(nil, v), gfhBigEndian)
-		case int32:
-			b = binary.BigEndian.AppendUint32(nil, uint32(v))
-		case uint32:
-			b = binary.BigEndian.AppendUint32(nil, v)
-		case int:
-			b = append(binary.BigEndian.AppendUint64(nil, uint64(v)), gfhBigEndian)
-		case int64:
-			b = append(binary.BigEndian.AppendUint64(nil, uint64(v)), gfhBigEndian)
-		case uint:
-			b = append(binary.BigEndian.AppendUint64(nil, uint64(v)), gfhBigEndian)
-		case uint64:
-			b = append(binary.BigEndian.AppendUint64(nil, v), gfhBigEndian)
-		case float32:
-			b = append(binary.BigEndian.AppendUint32(nil, math.Float32bits(v)), gfhBigEndian)
-		case float64:
-			b = append(binary.BigEndian.AppendUint64(nil, math.Float64bits(v)), gfhBigEndian)
+		case fuzzrt.KindBool:
+			b = []byte{byte(1 - u)} // even is true
+		case fuzzrt.NoKind:
+			panic(fmt.Sprintf("go-fuzz-headers layout: unsupported type %T", vals[i]))
 		default:
-			panic(fmt.Sprintf("go-fuzz-headers layout: unsupported type %T", v))
+			// The low Size bytes of the bits, big-endian, then the byte that
+			// says so where the consumer reads one.
+			var be [8]byte
+			binary.BigEndian.PutUint64(be[:], u)
+			b = append(b, be[8-k.Size():]...)
+			if gfhOrdered(k) {
+				b = append(b, gfhBigEndian)
+			}
 		}
 		out = append(b, out...)
 	}
@@ -108,39 +93,17 @@ func decodeGoFuzzHeaders(data []byte, types []string) ([]any, error) {
 	vals := make([]any, len(types))
 	for i, t := range types {
 		var v any
-		switch t {
-		case "[]uint8", "[]byte":
+		switch k := fuzzrt.KindNamed(t); k {
+		case fuzzrt.KindBytes:
 			v = d.bytes()
-		case "string":
+		case fuzzrt.KindString:
 			v = d.string()
-		case "bool":
+		case fuzzrt.KindBool:
 			v = d.byte()%2 == 0
-		case "int8":
-			v = int8(d.byte())
-		case "uint8", "byte":
-			v = d.byte()
-		case "int16":
-			v = int16(d.uint16())
-		case "uint16":
-			v = d.uint16()
-		case "int32", "rune":
-			v = int32(d.uint32())
-		case "uint32":
-			v = d.uint32()
-		case "int":
-			v = int(d.uint64())
-		case "int64":
-			v = int64(d.uint64())
-		case "uint":
-			v = uint(d.uint64())
-		case "uint64":
-			v = d.uint64()
-		case "float32":
-			v = math.Float32frombits(uint32(d.ordered(4)))
-		case "float64":
-			v = math.Float64frombits(d.ordered(8))
-		default:
+		case fuzzrt.NoKind:
 			return nil, fmt.Errorf("go-fuzz-headers layout: unsupported type %s", t)
+		default:
+			v = k.FromBits(d.number(k.Size(), gfhOrdered(k)))
 		}
 		if d.short {
 			return nil, errGFHShort
@@ -169,16 +132,19 @@ func (d *gfhReader) take(n int) []byte {
 
 func (d *gfhReader) byte() byte { return d.take(1)[0] }
 
-func (d *gfhReader) uint32() uint32 { return binary.BigEndian.Uint32(d.take(4)) }
+func (d *gfhReader) uint32() uint32 { return uint32(d.number(4, false)) }
 
-func (d *gfhReader) uint16() uint16 { return uint16(d.ordered(2)) }
+// gfhOrdered reports whether the consumer reads a byte order after a number of
+// kind k: after every number but those of one byte and the 4-byte integers.
+func gfhOrdered(k fuzzrt.Kind) bool {
+	return k.Size() != 1 && !(k.Size() == 4 && k.IsInt())
+}
 
-func (d *gfhReader) uint64() uint64 { return d.ordered(8) }
-
-// ordered reads n bytes and the byte that says their order.
-func (d *gfhReader) ordered(n int) uint64 {
+// number reads n bytes, big-endian, or, when ordered, in the order the byte
+// after them says (even: little-endian).
+func (d *gfhReader) number(n int, ordered bool) uint64 {
 	b := d.take(n)
-	little := d.byte()%2 == 0
+	little := ordered && d.byte()%2 == 0
 	var v uint64
 	for i := range n {
 		if little {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
 // minimize shrinks vals while fails(candidate) stays true, until ctx is done
@@ -114,62 +116,35 @@ func (m *minimizer) key(vals []any) uint64 {
 		h.Write(buf[:])
 	}
 	for _, v := range vals {
-		switch v := v.(type) {
-		case []byte:
-			num(1, uint64(len(v)))
-			h.Write(v)
-		case string:
-			num(2, uint64(len(v)))
-			h.WriteString(v)
-		case bool:
-			if v {
-				num(3, 1)
-			} else {
-				num(3, 0)
-			}
-		case int:
-			num(4, uint64(v))
-		case int8:
-			num(5, uint64(v))
-		case int16:
-			num(6, uint64(v))
-		case int32:
-			num(7, uint64(v))
-		case int64:
-			num(8, uint64(v))
-		case uint:
-			num(9, uint64(v))
-		case uint8:
-			num(10, uint64(v))
-		case uint16:
-			num(11, uint64(v))
-		case uint32:
-			num(12, uint64(v))
-		case uint64:
-			num(13, v)
-		case float32:
-			num(14, uint64(math.Float32bits(v)))
-		case float64:
-			num(15, math.Float64bits(v))
+		// The kind, then its bits, or the length and bytes; unsupported
+		// values (NoKind) are never changed.
+		k, u := fuzzrt.Bits(v)
+		switch k {
+		case fuzzrt.KindBytes:
+			b := v.([]byte)
+			num(byte(k), uint64(len(b)))
+			h.Write(b)
+		case fuzzrt.KindString:
+			s := v.(string)
+			num(byte(k), uint64(len(s)))
+			h.WriteString(s)
 		default:
-			num(16, 0) // unsupported values are never changed
+			num(byte(k), u)
 		}
 	}
 	return h.Sum64()
 }
 
 func (m *minimizer) arg(i int) bool {
-	switch v := m.cur[i].(type) {
-	case []byte, string:
+	switch k, u := fuzzrt.Bits(m.cur[i]); {
+	case k == fuzzrt.KindBytes || k == fuzzrt.KindString:
 		return m.bytesArg(i)
-	case bool:
-		return v && m.try(i, false)
-	case float32, float64:
+	case k == fuzzrt.KindBool:
+		return u != 0 && m.try(i, false)
+	case k.IsFloat():
 		return m.floatArg(i)
-	default:
-		if _, _, ok := minIntParts(v); ok {
-			return m.intArg(i)
-		}
+	case k.IsInt():
+		return m.intArg(i)
 	}
 	return false
 }
@@ -295,22 +270,25 @@ func minSimpler(c byte) string {
 // intArg tries 0, then the positive value, then a binary search of the
 // magnitude toward 0, then a few decrements for non-monotone conditions.
 func (m *minimizer) intArg(i int) bool {
-	proto := m.cur[i]
-	mag, neg, _ := minIntParts(proto)
+	k, u := fuzzrt.Bits(m.cur[i])
+	mag, neg := u, false
+	if k.Signed() && int64(u) < 0 {
+		mag, neg = -u, true // -MinInt64 wraps to the right magnitude
+	}
 	if mag == 0 {
 		return false
 	}
-	if m.try(i, minMakeInt(proto, 0, false)) {
+	if m.try(i, minMakeInt(k, 0, false)) {
 		return true
 	}
 	progress := false
-	if neg && m.try(i, minMakeInt(proto, mag, false)) {
+	if neg && m.try(i, minMakeInt(k, mag, false)) {
 		neg, progress = false, true
 	}
 	lo, hi := m.low(i, neg, mag), mag // lo passes, hi fails
 	for hi-lo > 1 && !m.done() {
 		mid := lo + (hi-lo)/2
-		if m.try(i, minMakeInt(proto, mid, neg)) {
+		if m.try(i, minMakeInt(k, mid, neg)) {
 			hi, progress = mid, true
 		} else {
 			lo = mid
@@ -319,7 +297,7 @@ func (m *minimizer) intArg(i int) bool {
 	m.setLow(i, neg, lo)
 	const maxMisses, maxSteps = 4, 64
 	for d, steps := uint64(1), 0; d <= maxMisses && d < hi && steps < maxSteps && !m.done(); d++ {
-		if m.try(i, minMakeInt(proto, hi-d, neg)) {
+		if m.try(i, minMakeInt(k, hi-d, neg)) {
 			hi, progress = hi-d, true
 			d = 0
 			steps++
@@ -328,86 +306,25 @@ func (m *minimizer) intArg(i int) bool {
 	return progress
 }
 
-func minIntParts(v any) (mag uint64, neg, ok bool) {
-	signed := func(x int64) (uint64, bool, bool) {
-		if x < 0 {
-			return uint64(-x), true, true // -MinInt64 wraps to the right magnitude
-		}
-		return uint64(x), false, true
-	}
-	switch v := v.(type) {
-	case int:
-		return signed(int64(v))
-	case int8:
-		return signed(int64(v))
-	case int16:
-		return signed(int64(v))
-	case int32:
-		return signed(int64(v))
-	case int64:
-		return signed(v)
-	case uint:
-		return uint64(v), false, true
-	case uint8:
-		return uint64(v), false, true
-	case uint16:
-		return uint64(v), false, true
-	case uint32:
-		return uint64(v), false, true
-	case uint64:
-		return v, false, true
-	}
-	return 0, false, false
-}
-
-// minMakeInt builds a value of proto's type; magnitudes come from proto's
-// own range, so the conversions do not lose anything that matters.
-func minMakeInt(proto any, mag uint64, neg bool) any {
-	s := int64(mag)
+// minMakeInt builds a value of integer kind k; magnitudes come from the
+// argument's own range, so the conversion loses nothing that matters.
+func minMakeInt(k fuzzrt.Kind, mag uint64, neg bool) any {
 	if neg {
-		s = -s
+		mag = -mag
 	}
-	switch proto.(type) {
-	case int:
-		return int(s)
-	case int8:
-		return int8(s)
-	case int16:
-		return int16(s)
-	case int32:
-		return int32(s)
-	case int64:
-		return s
-	case uint:
-		return uint(mag)
-	case uint8:
-		return uint8(mag)
-	case uint16:
-		return uint16(mag)
-	case uint32:
-		return uint32(mag)
-	case uint64:
-		return mag
-	}
-	panic("minimize: not an integer")
+	return k.FromBits(mag)
 }
 
 // floatArg tries 0, the positive value, the integer part (binary-searched
 // toward 0 like an integer), fewer significant digits, then halving and
 // division by 10 as long as the text does not get longer.
 func (m *minimizer) floatArg(i int) bool {
-	_, is32 := m.cur[i].(float32)
-	mk := func(f float64) any {
-		if is32 {
-			return float32(f)
-		}
-		return f
-	}
+	k := fuzzrt.KindOf(m.cur[i])
+	is32 := k == fuzzrt.KindFloat32
+	mk := k.FromFloat
 	get := func() float64 {
-		if f, ok := m.cur[i].(float32); ok {
-			return float64(f)
-		}
-		return m.cur[i].(float64)
+		_, u := fuzzrt.Bits(m.cur[i])
+		return k.Float(u)
 	}
 	v := get()
 	if math.Float64bits(v) == 0 {
@@ -459,10 +376,7 @@ func (m *minimizer) floatArg(i int) bool {
 		m.setLow(i, sign < 0, lo)
 		v = get()
 	}
-	bits := 64
-	if is32 {
-		bits = 32
-	}
+	bits := int(k.Width())
 	if mant, exp, ok := minSplitFloat(v, bits); ok && exp > 18 {
 		// Beyond the integer search's range: binary-search the decimal
 		// exponent, keeping the digits.
