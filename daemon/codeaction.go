@@ -44,7 +44,11 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 			}
 		}
 	}
-	for line := params.Range.Start.Line; line <= params.Range.End.Line && line < params.Range.Start.Line+1000; line++ {
+	first, last := int(params.Range.Start.Line)+1, int(params.Range.End.Line)+1
+	if m, _, err := s.fileText(path); err == nil {
+		first, last = m.goLine(params.Range.Start), m.goLine(params.Range.End)
+	}
+	for line := first; line <= last && line < first+1000; line++ {
 		for _, c := range s.crashesAt(path, line) {
 			if !seen[c.ID] {
 				seen[c.ID] = true

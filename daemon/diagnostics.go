@@ -244,9 +244,9 @@ func shortFunc(fn string) string {
 	return fn
 }
 
-// crashesAt returns the known crashes whose diagnostic is on line (0-based)
-// of path.
-func (s *server) crashesAt(path string, line uint32) []*engine.Crash {
+// crashesAt returns the known crashes whose diagnostic is on line (the
+// engine's, 1-based) of path.
+func (s *server) crashesAt(path string, line int) []*engine.Crash {
 	s.mu.Lock()
 	all := make([]*engine.Crash, 0, len(s.crashes))
 	for _, c := range s.crashes {
@@ -256,7 +256,7 @@ func (s *server) crashesAt(path string, line uint32) []*engine.Crash {
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	var out []*engine.Crash
 	for _, c := range all {
-		if f, l, _ := s.crashLocation(c); samePath(f, path) && uint32(l-1) == line {
+		if f, l, _ := s.crashLocation(c); samePath(f, path) && l == line {
 			out = append(out, c)
 		}
 	}

@@ -19,7 +19,12 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 	if err != nil {
 		return nil, nil
 	}
-	crashes := s.crashesAt(path, params.Position.Line)
+	m, _, err := s.fileText(path)
+	line := int(params.Position.Line) + 1
+	if err == nil {
+		line = m.goLine(params.Position)
+	}
+	crashes := s.crashesAt(path, line)
 	if len(crashes) == 0 {
 		return nil, nil
 	}
@@ -27,10 +32,9 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 	for _, c := range crashes {
 		parts = append(parts, crashMarkdown(c))
 	}
-	m, _, err := s.fileText(path)
 	var rng *protocol.Range
 	if err == nil {
-		r := m.lineRange(int(params.Position.Line) + 1)
+		r := m.lineRange(line)
 		rng = &r
 	}
 	return &protocol.Hover{

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,5 +51,52 @@ func TestCorpusFileLineEnds(t *testing.T) {
 		if got := string(corpusFile(tc.in)); got != tc.want {
 			t.Errorf("corpusFile(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A lone "\r" (in a comment, a raw string) ends an LSP line, not a Go line:
+// the engine's lines (go/token's, the compiler's, stack traces') and the
+// client's differ below it, and positions convert through byte offsets.
+func TestLoneCR(t *testing.T) {
+	text := "package x\n// a\rb\nfunc F() {\r\n\tpanic(1)\n}\n"
+	m := newMapper(text)
+	for _, tc := range []struct {
+		line, col int
+		want      protocol.Position
+	}{
+		{2, 1, protocol.Position{Line: 1, Character: 0}},   // "// a"
+		{2, 6, protocol.Position{Line: 2, Character: 0}},   // "b"
+		{3, 11, protocol.Position{Line: 3, Character: 10}}, // "func F() {", before its "\r\n"
+		{4, 2, protocol.Position{Line: 4, Character: 1}},   // panic
+	} {
+		if got := m.enginePosition(tc.line, tc.col); got != tc.want {
+			t.Errorf("enginePosition(%d, %d) = %+v, want %+v", tc.line, tc.col, got, tc.want)
+		}
+		if got := m.goLine(tc.want); got != tc.line {
+			t.Errorf("goLine(%+v) = %d, want %d", tc.want, got, tc.line)
+		}
+	}
+	if got, want := m.lineRange(4), (protocol.Range{Start: protocol.Position{Line: 4, Character: 1}, End: protocol.Position{Line: 4, Character: 9}}); got != want {
+		t.Errorf("lineRange(4) = %+v, want %+v", got, want)
+	}
+	if got := m.offset(protocol.Position{Line: 2, Character: 0}); text[got:got+1] != "b" {
+		t.Errorf("offset of line 2 is at %q, want b", text[got:])
+	}
+}
+
+// Through the server: the code lens of a target below a lone "\r" is on the
+// target's line as the client counts lines.
+func TestLoneCRCodeLens(t *testing.T) {
+	p := startInProcess(t, Options{})
+	dir := t.TempDir()
+	p.initialize(dir, nil)
+	path := filepath.Join(dir, "x_test.go")
+	p.openText(path, "package x\n\n// old Mac line end:\rstill Go's line 3\nimport \"testing\"\n\nfunc FuzzA(f *testing.F) {}\n")
+	lenses, err := p.Server.CodeLens(p.Ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: fileURI(path)}})
+	if err != nil || len(lenses) != 1 {
+		t.Fatalf("lenses = %+v, %v", lenses, err)
+	}
+	if got := lenses[0].Range.Start.Line; got != 6 {
+		t.Errorf("lens on LSP line %d, want 6 (Go's line 6, one lone \\r above)", got)
 	}
 }

@@ -141,40 +141,62 @@ func (s *server) fileText(path string) (m *mapper, stale bool, err error) {
 	return newMapper(string(data)), false, nil
 }
 
-// A mapper converts between byte offsets, the engine's 1-based line and byte
+// A mapper converts between byte offsets, the engine's 1-based lines and byte
 // columns, and LSP positions (0-based lines, UTF-16 columns) in one text.
-// Lines end at "\n"; a "\r" before it belongs to the line break. Invalid UTF-8
-// bytes count as one UTF-16 unit each (as U+FFFD would).
+// The two count lines differently: Go (go/token, the compiler, stack traces)
+// ends a line at "\n" alone, LSP at "\n", "\r\n" and a lone "\r", so a file
+// with a lone "\r" (in a comment, a raw string) has more LSP lines than Go
+// lines, and the engine's positions go through byte offsets. A "\r" before
+// "\n" belongs to the line break in both (a file saved with CRLF). Invalid
+// UTF-8 bytes count as one UTF-16 unit each (as U+FFFD would).
 type mapper struct {
-	text  string
-	lines []int // byte offset of the start of each line
+	text    string
+	lines   []int // byte offset of the start of each LSP line
+	goLines []int // byte offset of the start of each Go line
 }
 
 func newMapper(text string) *mapper {
-	lines := []int{0}
+	m := &mapper{text: text, lines: []int{0}, goLines: []int{0}}
 	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
-			lines = append(lines, i+1)
+		switch text[i] {
+		case '\n':
+			m.lines = append(m.lines, i+1)
+			m.goLines = append(m.goLines, i+1)
+		case '\r':
+			if i+1 == len(text) || text[i+1] != '\n' {
+				m.lines = append(m.lines, i+1)
+			}
 		}
 	}
-	return &mapper{text: text, lines: lines}
+	return m
 }
 
 // lineBounds returns the byte offsets of the start and end (before the line
-// break) of line (0-based); ok is false past the last line.
+// break) of LSP line (0-based); ok is false past the last line.
 func (m *mapper) lineBounds(line int) (start, end int, ok bool) {
-	if line < 0 || line >= len(m.lines) {
+	return m.bounds(m.lines, line)
+}
+
+// bounds is lineBounds for the line starts given (LSP's or Go's).
+func (m *mapper) bounds(starts []int, line int) (start, end int, ok bool) {
+	if line < 0 || line >= len(starts) {
 		return len(m.text), len(m.text), false
 	}
-	start = m.lines[line]
+	start = starts[line]
 	end = len(m.text)
-	if line+1 < len(m.lines) {
-		end = m.lines[line+1] - 1
-		if end > start && m.text[end-1] == '\r' {
+	if line+1 < len(starts) {
+		end = starts[line+1] - 1 // the break's last byte: "\n" or a lone "\r"
+		if m.text[end] == '\n' && end > start && m.text[end-1] == '\r' {
 			end--
 		}
 	}
 	return start, end, true
+}
+
+// goLine is the engine's (1-based) line of an LSP position.
+func (m *mapper) goLine(pos protocol.Position) int {
+	off := m.offset(pos)
+	return sort.Search(len(m.goLines), func(i int) bool { return m.goLines[i] > off })
 }
 
 // offset returns the byte offset of an LSP position, clamped into the text: a
@@ -212,17 +234,17 @@ func (m *mapper) position(off int) protocol.Position {
 
 // enginePosition converts the engine's 1-based line and 1-based byte column.
 func (m *mapper) enginePosition(line, col int) protocol.Position {
-	start, end, ok := m.lineBounds(line - 1)
+	start, end, ok := m.bounds(m.goLines, line-1)
 	if !ok {
 		return m.position(len(m.text))
 	}
 	return m.position(min(start+max(col-1, 0), end))
 }
 
-// lineRange is the range of line (1-based) from its first non-blank
-// character to its end: where a diagnostic for the whole line goes.
+// lineRange is the range of the engine's line (1-based) from its first
+// non-blank character to its end: where a diagnostic for the whole line goes.
 func (m *mapper) lineRange(line int) protocol.Range {
-	start, end, ok := m.lineBounds(line - 1)
+	start, end, ok := m.bounds(m.goLines, line-1)
 	if !ok {
 		p := m.position(len(m.text))
 		return protocol.Range{Start: p, End: p}

@@ -302,3 +302,29 @@ func TestWatcherPerBackend(t *testing.T) {
 		})
 	}
 }
+
+// An editor's atomic save (a temporary file renamed over the file) is the
+// file's change and not the temporary's, on every backend: inotify's moved-to,
+// Windows's new-name event, kqueue's listing.
+func TestWatcherAtomicSave(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "calc.go")
+	if err := os.WriteFile(target, []byte("package calc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startWatcher(t, dir, 50*time.Millisecond, time.Second)
+	tmp := filepath.Join(dir, ".calc.go.tmp123")
+	if err := os.WriteFile(tmp, []byte("package calc // saved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(c.all(), target) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := c.all(); !slices.Contains(got, target) || slices.Contains(got, tmp) {
+		t.Errorf("reported %v, want %s and not the temporary file", got, target)
+	}
+}

@@ -7,7 +7,8 @@
 #   - the daemon's path rules (daemon/uri.go): VS Code's file URIs, drive letters,
 #     case, `\`, UNC paths, the workspace containment check, against Windows's own
 #     path/filepath, and the server taking a file's URI in several spellings;
-#   - the daemon's line ends (CRLF positions, corpus files written as go test does);
+#   - the daemon's line ends (CRLF and a lone CR in positions, corpus files written
+#     as go test does);
 #   - the daemon's file watcher on fsnotify's Windows backend (ReadDirectoryChangesW,
 #     which Wine emulates over inotify): new directories, editors' atomic saves, an
 #     overflow's rescan, a file's events in two spellings coalesced;
@@ -47,7 +48,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The runs: a name, a package, and the tests of it that run here.
 runs=(
 	"fuzzrt ./engine/fuzzrt ."
-	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestBurstOfSavesBatched|TestSingleSaveIsPrompt)$"
+	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestLoneCR.*|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestWatcherAtomicSave)$"
 	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames)$"
 	"fuzzls ./cmd/fuzzls ^(TestSARIFFileURL)$"
 )
