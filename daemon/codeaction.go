@@ -66,7 +66,7 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 		}
 		arg, _ := json.Marshal(fproto.CrashArgs{Crash: c.ID})
 		add := &protocol.CodeAction{Title: "Add input to seed corpus", Kind: &quickfix, Diagnostics: diags}
-		if createFiles {
+		if createFiles && len(c.Input) <= maxCarriedInput {
 			edit, err := s.corpusEdit(c.Target, []string{c.Input})
 			if err != nil {
 				continue
@@ -77,6 +77,9 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 		}
 		actions = append(actions, add)
 
+		if len(c.Input) > maxCarriedInput { // a literal of megabytes in the test file helps nobody
+			continue
+		}
 		if edit, err := s.addSeedEdit(c); err == nil {
 			actions = append(actions, &protocol.CodeAction{
 				Title:       fmt.Sprintf("Add as %s.Add(…) to %s", s.fParam(c.Target), c.Target.Name),

@@ -166,7 +166,7 @@ func (s *server) crashDiagnostic(c *engine.Crash) (string, protocol.Diagnostic, 
 		Crash:     c.ID,
 		Target:    fproto.TargetID{Package: c.Target.Package, Name: c.Target.Name},
 		Kind:      c.Kind,
-		Input:     c.Input,
+		Input:     carried(c.Input),
 		Minimized: c.Minimized,
 	})
 	severity := protocol.DiagnosticSeverityError
@@ -182,6 +182,22 @@ func (s *server) crashDiagnostic(c *engine.Crash) (string, protocol.Diagnostic, 
 		RelatedInformation: related,
 		Data:               data,
 	}, true
+}
+
+// maxCarriedInput bounds the input a diagnostic's data and a code action's edit
+// carry: the client gets a file's diagnostics again on every change to them and
+// asks for code actions at each move of the cursor, so a failing seed of
+// megabytes would travel every time. A longer input goes only where the user
+// asks for it: fuzzls.showInput returns it, fuzzls.addToCorpus writes it.
+const maxCarriedInput = 64 << 10
+
+// carried is the input a diagnostic's data carries: the input, or "" past
+// maxCarriedInput.
+func carried(input string) string {
+	if len(input) > maxCarriedInput {
+		return ""
+	}
+	return input
 }
 
 // crashMessage is the failure's message, then the target called with the

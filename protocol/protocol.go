@@ -114,7 +114,7 @@ type CrashData struct {
 	Crash     string   `json:"crash"`
 	Target    TargetID `json:"target"`
 	Kind      string   `json:"kind"`
-	Input     string   `json:"input"`
+	Input     string   `json:"input"` // "" when longer than the daemon carries in a diagnostic: ask fuzzls.showInput
 	Minimized bool     `json:"minimized"`
 }
 

@@ -65,7 +65,7 @@ export class CrashInputs implements vscode.TextDocumentContentProvider, vscode.C
 			vscode.languages.onDidChangeDiagnostics(() => {
 				for (const c of crashes()) {
 					const old = this.inputs.get(c.data.crash);
-					if (old !== undefined && old !== c.data.input) {
+					if (old !== undefined && c.data.input !== '' && old !== c.data.input) {
 						this.inputs.set(c.data.crash, c.data.input);
 						this.changed.fire(inputUri(c.data));
 					}
@@ -76,8 +76,9 @@ export class CrashInputs implements vscode.TextDocumentContentProvider, vscode.C
 
 	async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
 		const id = uri.path.split('/').pop() ?? '';
-		const known = this.inputs.get(id) ?? crashes().find((c) => c.data.crash === id)?.data.input;
-		if (known !== undefined) {
+		// An input the diagnostic does not carry (too long: "") is asked for.
+		const known = this.inputs.get(id) || crashes().find((c) => c.data.crash === id)?.data.input;
+		if (known) {
 			return known;
 		}
 		try {
@@ -131,7 +132,9 @@ export class CrashInputs implements vscode.TextDocumentContentProvider, vscode.C
 		if (!data) {
 			return;
 		}
-		this.inputs.set(data.crash, data.input);
+		if (data.input !== '') {
+			this.inputs.set(data.crash, data.input);
+		}
 		const doc = await vscode.workspace.openTextDocument(inputUri(data));
 		await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
 	}
