@@ -72,9 +72,9 @@ func updateSettings(st *fproto.Settings, raw []byte) error {
 		name        string
 		dir, before *string
 	}{{"cacheDir", &next.CacheDir, &st.CacheDir}, {"syncDir", &next.SyncDir, &st.SyncDir}} {
-		if strings.HasPrefix(*d.dir, "~/") {
+		if p := *d.dir; len(p) >= 2 && p[0] == '~' && hostPaths.isSep(p[1]) { // ~/ (and ~\ on Windows)
 			if home, err := os.UserHomeDir(); err == nil {
-				*d.dir = filepath.Join(home, (*d.dir)[2:])
+				*d.dir = filepath.Join(home, p[2:])
 			}
 		}
 		if *d.dir != "" && !filepath.IsAbs(*d.dir) {

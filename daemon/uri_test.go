@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,6 +236,27 @@ func TestWorkspaceURISpellings(t *testing.T) {
 		}
 		if n := lenses(opened); n != 0 {
 			t.Errorf("opened as %s, closed as %s: still open (%d lenses)", opened, closed, n)
+		}
+	}
+}
+
+// cacheDir and syncDir may start with ~ and the OS's separator: ~/ everywhere,
+// ~\ on Windows too (under Wine), the home folder being os.UserHomeDir's
+// (%USERPROFILE% on Windows, which has no HOME).
+func TestSettingsHomeDir(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	in := map[string]string{"~/fuzz/cache": filepath.Join(home, "fuzz", "cache")}
+	if hostPaths.windows {
+		in[`~\fuzz\cache`] = filepath.Join(home, "fuzz", "cache")
+	}
+	for dir, want := range in {
+		st := fproto.DefaultSettings()
+		raw, _ := json.Marshal(map[string]string{"cacheDir": dir, "syncDir": dir})
+		if err := updateSettings(&st, raw); err != nil || st.CacheDir != want || st.SyncDir != want {
+			t.Errorf("cacheDir, syncDir %q = %q, %q (%v); want %q", dir, st.CacheDir, st.SyncDir, err, want)
 		}
 	}
 }

@@ -2,8 +2,8 @@
 // extension for this platform, else `fuzzls` on PATH. No VS Code dependency.
 
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { expandHome } from './config';
 
 export interface BinaryChoice {
 	command: string;
@@ -63,9 +63,7 @@ export function findBinary(
 ): BinaryChoice {
 	const s = setting.trim();
 	if (s !== '') {
-		// ~ is the home folder on every OS (Windows has no HOME), before / or \.
-		const tilde = s === '~' || s.startsWith('~/') || s.startsWith('~\\');
-		return { command: tilde ? os.homedir() + s.slice(1) : s, source: 'setting' };
+		return { command: expandHome(s), source: 'setting' };
 	}
 	const p = platform === 'win32' ? path.win32 : path.posix;
 	const bundled = p.join(extensionPath, 'bin', platformDir(platform, arch), exeName(platform));

@@ -1,6 +1,7 @@
 // Reading the fuzzls.* settings. No VS Code dependency: the caller passes a getter
 // (vscode.WorkspaceConfiguration.get bound to the "fuzzls" section).
 
+import * as os from 'node:os';
 import { AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace, defaultSettings, type Settings } from './protocol';
 
 /** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
@@ -104,9 +105,12 @@ export function coverageDecorator(get: Getter): CoverageDecorator {
 	return d;
 }
 
-function expandHome(p: string): string {
-	const home = process.env.HOME;
-	if (home && (p === '~' || p.startsWith('~/'))) {
+/**
+ * expandHome reads a leading ~ as the home folder (os.homedir(): $HOME, or on
+ * Windows, which has no HOME, %USERPROFILE%), before / or \\.
+ */
+export function expandHome(p: string, home: string = os.homedir()): string {
+	if (home && (p === '~' || p.startsWith('~/') || p.startsWith('~\\'))) {
 		return home + p.slice(1);
 	}
 	return p;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { coverageDecorator, daemonSettings, defaultDecorator, didChangeConfigurationSettings, type Getter } from '../../src/config';
+import { coverageDecorator, daemonSettings, defaultDecorator, didChangeConfigurationSettings, expandHome, type Getter } from '../../src/config';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -74,6 +74,13 @@ describe('findBinary', () => {
 		// No binary for this platform in the .vsix (win32-arm64): fuzzls.exe on PATH.
 		assert.deepEqual(findBinary('', 'C:\\ext', () => false, 'win32', 'arm64'), { command: 'fuzzls.exe', source: 'PATH' });
 		assert.deepEqual(findBinary('C:\\tools\\fuzzls.exe', 'C:\\ext', exists, 'win32', 'x64'), { command: 'C:\\tools\\fuzzls.exe', source: 'setting' });
+	});
+	it('reads a leading ~ as the home folder: $HOME, or %USERPROFILE% on Windows (no HOME)', () => {
+		assert.equal(expandHome('~\\fuzz\\cache', 'C:\\Users\\me'), 'C:\\Users\\me\\fuzz\\cache');
+		assert.equal(expandHome('~/fuzz/cache', 'C:\\Users\\me'), 'C:\\Users\\me/fuzz/cache');
+		assert.equal(expandHome('~', '/home/me'), '/home/me');
+		assert.equal(expandHome('~me/x', '/home/me'), '~me/x');
+		assert.equal(daemonSettings(getter({ cacheDir: '~/c' })).cacheDir, os.homedir() + '/c');
 	});
 	it('reads a leading ~ as the home folder, with either separator', () => {
 		assert.equal(findBinary('~/go/bin/fuzzls', '/ext').command, os.homedir() + '/go/bin/fuzzls');
