@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/instrument"
 )
 
 // workerEvent is a message from, or the death of, one of the session's workers.
@@ -26,128 +27,45 @@ const maxInputLen = 4096
 
 // fuzz runs the session's workers until Stop, Rebuild, the budget, or (without
 // KeepFuzzing) the first failure. It owns the workers: it starts, restarts and kills
-// them, and it alone writes to them.
+// them, and it alone writes to them. The workers are gone when it returns.
 func (s *Session) fuzz() outcome {
-	e := s.e
-	o := e.opts
-	events := make(chan workerEvent, 256)
-	allot := e.sched.join(s)
-	defer e.sched.leave(s)
+	allot := s.e.sched.join(s)
+	defer s.e.sched.leave(s)
 	// What the last phase's workers did not answer of the sync directory's entries.
 	s.syncRequeue()
-	want := 0          // workers the scheduler gives this session now
-	startFailures := 0 // workers that could not be started at all
-	diskFull := false  // the last start failed for want of disk space
 	s.mu.Lock()
-	bin := s.bin
+	p := &fuzzPhase{s: s, o: s.e.opts, bin: s.bin, events: make(chan workerEvent, 256), lastCovered: -1}
 	if s.started.IsZero() {
 		s.started = time.Now()
 	}
+	s.reported = false
 	s.mu.Unlock()
+	defer p.stopAll()
+	return p.loop(allot)
+}
 
-	// The user may clear the cache: no worker can start until it is built again.
-	binGone := func() bool {
-		_, err := os.Stat(bin.Path)
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	start := func() *workerProc {
-		if binGone() || !e.sched.acquire() {
-			return nil
-		}
-		for attempt := 0; attempt < 3; attempt++ {
-			w, err := startWorker(bin, s.target.Name, o, hangWatch{limit: &s.hang, onSlow: s.onSlow})
-			if errors.Is(err, syscall.ENOSPC) {
-				// A full disk is no fault of the binary: said once, tried again
-				// every tick until there is room.
-				if !diskFull {
-					diskFull = true
-					fmt.Fprintf(o.Log, "fuzzls: %s: the disk of the cache directory %s is full: %v; fuzzing resumes when there is room\n", s.target.Name, o.CacheDir, err)
-				}
-				e.sched.release()
-				return nil
-			}
-			if err != nil {
-				fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			if diskFull {
-				diskFull = false
-				fmt.Fprintf(o.Log, "fuzzls: %s: there is room in the cache directory again; fuzzing\n", s.target.Name)
-			}
-			go func() {
-				for m := range w.msgs {
-					events <- workerEvent{w: w, msg: m}
-				}
-				<-w.done
-				events <- workerEvent{w: w, died: true}
-			}()
-			s.mergeBaseline(w.hello.Baseline)
-			s.mu.Lock()
-			args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
-			if o.Seed != 0 {
-				args.Seed = o.Seed + s.seeded
-				s.seeded++
-			}
-			for _, d := range s.dict {
-				args.Dict = append(args.Dict, []byte(d))
-			}
-			corpus := append([]entry(nil), s.corpus...)
-			s.workers = append(s.workers, w)
-			focus := s.focusLocked()
-			s.mu.Unlock()
-			w.setBusy(true)
-			for _, en := range corpus { // one a message: a corpus may hold hundreds of MB
-				if w.send(&fuzzrt.Request{Load: &fuzzrt.Entry{Input: en.input}}) != nil {
-					break // the worker is gone; its death is an event
-				}
-			}
-			w.send(&fuzzrt.Request{Fuzz: args})
-			if focus != nil {
-				w.send(&fuzzrt.Request{Focus: focus})
-			}
-			return w
-		}
-		e.sched.release()
-		startFailures++
-		return nil
-	}
-	stopWorkers := func(ws []*workerProc) {
-		for _, w := range ws {
-			w.kill()
-			s.mu.Lock()
-			s.execsBase += int64(w.mem.Execs())
-			s.mu.Unlock()
-			w.release()
-			e.sched.release()
-		}
-	}
-	stopAll := func() {
-		s.mu.Lock()
-		ws := s.workers
-		s.workers = nil
-		s.mu.Unlock()
-		stopWorkers(ws)
-	}
-	defer stopAll()
-	// resize starts or stops workers to match the allotment.
-	resize := func(n int) {
-		want = n
-		for len(s.liveWorkers()) < n {
-			if start() == nil {
-				break
-			}
-		}
-		s.mu.Lock()
-		var extra []*workerProc
-		if len(s.workers) > n {
-			extra = append(extra, s.workers[n:]...)
-			s.workers = s.workers[:n]
-		}
-		s.mu.Unlock()
-		stopWorkers(extra)
-	}
+// fuzzPhase is one fuzzing phase of a session: the workers of one binary, from
+// the session's first allotment of worker slots until the phase ends. Only the
+// session's run goroutine uses it; the workers' own goroutines only send on
+// events.
+type fuzzPhase struct {
+	s      *Session
+	o      Options
+	bin    *instrument.Binary
+	events chan workerEvent // every worker's messages, then its death
 
+	want          int  // workers the scheduler gives this session now
+	startFailures int  // workers that could not be started at all
+	diskFull      bool // the last start failed for want of disk space
+	fuzzing       bool // the first allotment came: the state is "fuzzing"
+	lastCovered   int  // coverage at the last CoverageEvent of a tick
+}
+
+// loop waits for what the phase reacts to: Stop, Rebuild, the scheduler's
+// allotments, the deadline, the sync directory's and the stats' ticks, and the
+// workers' events. It returns why the phase ended.
+func (p *fuzzPhase) loop(allot <-chan int) outcome {
+	s, o := p.s, p.o
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var syncTick <-chan time.Time
@@ -156,17 +74,12 @@ func (s *Session) fuzz() outcome {
 		defer t.Stop()
 		syncTick = t.C
 	}
-	lastCovered := -1
 	var deadline <-chan time.Time
 	if o.FuzzTime > 0 {
 		t := time.NewTimer(o.FuzzTime - time.Since(s.started))
 		defer t.Stop()
 		deadline = t.C
 	}
-	s.mu.Lock()
-	s.reported = false
-	s.mu.Unlock()
-	fuzzing := false
 	for {
 		select {
 		case <-s.stopCh:
@@ -174,98 +87,273 @@ func (s *Session) fuzz() outcome {
 		case <-s.rebuildCh:
 			return outRebuild
 		case n := <-allot:
-			resize(n)
-			if !fuzzing {
-				// Observers learn at once that fuzzing started, with the workers
-				// running, not at the first tick.
-				fuzzing = true
-				s.setState(StateFuzzing)
-				s.emitStats()
-			}
+			p.onAllot(n)
 		case <-deadline:
 			s.emitStats()
 			return outFinished
 		case <-syncTick:
 			s.syncRun(s.syncPull())
 		case <-tick.C:
-			s.broadcastFocus(s.updateFocus(false))
-			st := s.emitStats()
-			if st.Covered != lastCovered {
-				lastCovered = st.Covered
-				e.observe(&CoverageEvent{Target: s.target})
+			if out, end := p.onTick(); end {
+				return out
 			}
-			if st.Corpus >= s.cminThreshold() {
-				before, after := s.minimizeCorpus()
-				fmt.Fprintf(o.Log, "fuzzls: %s: corpus minimized from %d to %d entries\n", s.target.Name, before, after)
-			}
-			if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
-				return outFinished
-			}
-			if binGone() {
-				fmt.Fprintf(o.Log, "fuzzls: %s: the build is gone from the cache; building again\n", s.target.Name)
-				return outRebuild
-			}
-			for len(s.liveWorkers()) < want && start() != nil {
-			}
-			if want > 0 && len(s.liveWorkers()) == 0 && startFailures >= 3 {
-				// Every restart failed: nothing more can be done with this binary.
-				fmt.Fprintf(o.Log, "fuzzls: %s: no worker could be started\n", s.target.Name)
-				return outFinished
-			}
-		case ev := <-events:
+		case ev := <-p.events:
 			if ev.died {
-				if !s.removeWorker(ev.w) {
-					continue // killed by us
+				if out, end := p.onDeath(ev.w); end {
+					return out
 				}
-				e.sched.release()
-				if ev.w.wasRecycled() {
-					fmt.Fprintf(o.Log, "fuzzls: %s: worker replaced: its resident memory passed the limit, the race detector keeping memory for every goroutine started\n", s.target.Name)
-					ev.w.release()
-					if len(s.liveWorkers()) < want {
-						start()
-					}
-					continue
-				}
-				f, input := s.deathFailure(ev.w)
-				ev.w.release()
-				if input != "" && f.kind == KindExit && f.exitSignal && !s.confirm(f, input) {
-					// Killed from outside (a signal we did not send) and the input passes
-					// on replay: not the input's fault. Replace the worker, lose nothing.
-					fmt.Fprintf(o.Log, "fuzzls: %s: a worker was killed from outside; restarting it\n", s.target.Name)
-					input = ""
-				} else if input != "" {
-					if s.onFailure(f, input) && !o.KeepFuzzing {
-						return outFinished
-					}
-				} else if f.output != "" {
-					fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s\n", s.target.Name, f.output)
-				}
-				if len(s.liveWorkers()) < want {
-					start()
-				}
-				continue
-			}
-			switch m := ev.msg; {
-			case m.New != nil:
-				s.onNew(ev.w, m.New)
-			case m.Result != nil:
-				if s.syncResult(m.Result) {
-					return outFinished
-				}
-			case m.Crash != nil && m.Crash.Repeat > 0:
-				s.mu.Lock()
-				if c := s.byKey[m.Crash.Output]; c != nil {
-					c.Count += m.Crash.Repeat
-				}
-				s.mu.Unlock()
-			case m.Crash != nil:
-				f := classifyOutput(m.Crash.Output, s.userFrames(), s.target.Dir)
-				if s.onFailure(f, m.Crash.Input) && !o.KeepFuzzing {
-					return outFinished
-				}
+			} else if out, end := p.onMessage(ev.w, ev.msg); end {
+				return out
 			}
 		}
 	}
+}
+
+// onAllot starts or stops workers to match the scheduler's new allotment of n.
+// The first allotment makes the state "fuzzing": observers learn at once that
+// fuzzing started, with the workers running, not at the first tick.
+func (p *fuzzPhase) onAllot(n int) {
+	p.resize(n)
+	if !p.fuzzing {
+		p.fuzzing = true
+		p.s.setState(StateFuzzing)
+		p.s.emitStats()
+	}
+}
+
+// onTick is the phase's once-a-second work: focus, stats and coverage events,
+// corpus minimization, the execution budget, and restarting missing workers. It
+// ends the phase when the budget is spent, the binary is gone from the cache
+// (outRebuild), or no worker could be started at all.
+func (p *fuzzPhase) onTick() (outcome, bool) {
+	s, o := p.s, p.o
+	s.broadcastFocus(s.updateFocus(false))
+	st := s.emitStats()
+	if st.Covered != p.lastCovered {
+		p.lastCovered = st.Covered
+		s.e.observe(&CoverageEvent{Target: s.target})
+	}
+	if st.Corpus >= s.cminThreshold() {
+		before, after := s.minimizeCorpus()
+		fmt.Fprintf(o.Log, "fuzzls: %s: corpus minimized from %d to %d entries\n", s.target.Name, before, after)
+	}
+	if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
+		return outFinished, true
+	}
+	if p.binGone() {
+		fmt.Fprintf(o.Log, "fuzzls: %s: the build is gone from the cache; building again\n", s.target.Name)
+		return outRebuild, true
+	}
+	p.fill()
+	if p.want > 0 && len(s.liveWorkers()) == 0 && p.startFailures >= 3 {
+		// Every restart failed: nothing more can be done with this binary.
+		fmt.Fprintf(o.Log, "fuzzls: %s: no worker could be started\n", s.target.Name)
+		return outFinished, true
+	}
+	return 0, false
+}
+
+// onDeath handles the death of w: one we killed is already accounted for; one
+// recycled (a race build past the memory limit) is replaced; any other death
+// is a failure of the input it was running, if it was running one, unless the
+// worker was killed from outside and the input passes on replay. It ends the
+// phase on a failure without KeepFuzzing.
+func (p *fuzzPhase) onDeath(w *workerProc) (outcome, bool) {
+	s, o := p.s, p.o
+	if !s.removeWorker(w) {
+		return 0, false // killed by us
+	}
+	s.e.sched.release()
+	if w.wasRecycled() {
+		fmt.Fprintf(o.Log, "fuzzls: %s: worker replaced: its resident memory passed the limit, the race detector keeping memory for every goroutine started\n", s.target.Name)
+		w.release()
+		p.replace()
+		return 0, false
+	}
+	f, input := s.deathFailure(w)
+	w.release()
+	if input != "" && f.kind == KindExit && f.exitSignal && !s.confirm(f, input) {
+		// Killed from outside (a signal we did not send) and the input passes
+		// on replay: not the input's fault. Replace the worker, lose nothing.
+		fmt.Fprintf(o.Log, "fuzzls: %s: a worker was killed from outside; restarting it\n", s.target.Name)
+	} else if input != "" {
+		if s.onFailure(f, input) && !o.KeepFuzzing {
+			return outFinished, true
+		}
+	} else if f.output != "" {
+		fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s\n", s.target.Name, f.output)
+	}
+	p.replace()
+	return 0, false
+}
+
+// onMessage handles a message of w: a new corpus entry, the result of a sync
+// request, or a failure it survived (or the repeats of one it reported). It
+// ends the phase on a failure without KeepFuzzing, or on a synced input that
+// fails.
+func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) {
+	s := p.s
+	switch {
+	case m.New != nil:
+		s.onNew(w, m.New)
+	case m.Result != nil:
+		if s.syncResult(m.Result) {
+			return outFinished, true
+		}
+	case m.Crash != nil && m.Crash.Repeat > 0:
+		s.mu.Lock()
+		if c := s.byKey[m.Crash.Output]; c != nil {
+			c.Count += m.Crash.Repeat
+		}
+		s.mu.Unlock()
+	case m.Crash != nil:
+		f := classifyOutput(m.Crash.Output, s.userFrames(), s.target.Dir)
+		if s.onFailure(f, m.Crash.Input) && !p.o.KeepFuzzing {
+			return outFinished, true
+		}
+	}
+	return 0, false
+}
+
+// binGone reports whether the phase's binary is gone: the user may clear the
+// cache, and no worker can start until it is built again.
+func (p *fuzzPhase) binGone() bool {
+	_, err := os.Stat(p.bin.Path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// resize starts or stops workers to match an allotment of n.
+func (p *fuzzPhase) resize(n int) {
+	s := p.s
+	p.want = n
+	for len(s.liveWorkers()) < n {
+		if p.start() == nil {
+			break
+		}
+	}
+	s.mu.Lock()
+	var extra []*workerProc
+	if len(s.workers) > n {
+		extra = append(extra, s.workers[n:]...)
+		s.workers = s.workers[:n]
+	}
+	s.mu.Unlock()
+	p.stopWorkers(extra)
+}
+
+// fill starts workers until the allotment is met or one fails to start.
+func (p *fuzzPhase) fill() {
+	for len(p.s.liveWorkers()) < p.want && p.start() != nil {
+	}
+}
+
+// replace starts one worker in place of one that died, if the allotment is
+// short of one.
+func (p *fuzzPhase) replace() {
+	if len(p.s.liveWorkers()) < p.want {
+		p.start()
+	}
+}
+
+// start starts a worker on one of the scheduler's tokens and hands it the work
+// (handOver); nil if the binary is gone, there is no token, the disk is full
+// (said once, tried again every tick until there is room), or three attempts
+// failed (counted in startFailures). The token goes back unless a worker holds it.
+func (p *fuzzPhase) start() *workerProc {
+	s, o := p.s, p.o
+	if p.binGone() || !s.e.sched.acquire() {
+		return nil
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		w, err := startWorker(p.bin, s.target.Name, o, hangWatch{limit: &s.hang, onSlow: s.onSlow})
+		if errors.Is(err, syscall.ENOSPC) {
+			// A full disk is no fault of the binary: said once, tried again
+			// every tick until there is room.
+			if !p.diskFull {
+				p.diskFull = true
+				fmt.Fprintf(o.Log, "fuzzls: %s: the disk of the cache directory %s is full: %v; fuzzing resumes when there is room\n", s.target.Name, o.CacheDir, err)
+			}
+			s.e.sched.release()
+			return nil
+		}
+		if err != nil {
+			fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if p.diskFull {
+			p.diskFull = false
+			fmt.Fprintf(o.Log, "fuzzls: %s: there is room in the cache directory again; fuzzing\n", s.target.Name)
+		}
+		p.handOver(w)
+		return w
+	}
+	s.e.sched.release()
+	p.startFailures++
+	return nil
+}
+
+// handOver makes a started worker one of the session's: its messages and then
+// its death go to events, what it ran before its first input counts as
+// covered, and it gets the corpus (one entry a message: a corpus may hold
+// hundreds of MB), then the fuzzing arguments and the current focus.
+func (p *fuzzPhase) handOver(w *workerProc) {
+	s := p.s
+	go func() {
+		for m := range w.msgs {
+			p.events <- workerEvent{w: w, msg: m}
+		}
+		<-w.done
+		p.events <- workerEvent{w: w, died: true}
+	}()
+	s.mergeBaseline(w.hello.Baseline)
+	s.mu.Lock()
+	args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
+	if p.o.Seed != 0 {
+		args.Seed = p.o.Seed + s.seeded
+		s.seeded++
+	}
+	for _, d := range s.dict {
+		args.Dict = append(args.Dict, []byte(d))
+	}
+	corpus := append([]entry(nil), s.corpus...)
+	s.workers = append(s.workers, w)
+	focus := s.focusLocked()
+	s.mu.Unlock()
+	w.setBusy(true)
+	for _, en := range corpus {
+		if w.send(&fuzzrt.Request{Load: &fuzzrt.Entry{Input: en.input}}) != nil {
+			break // the worker is gone; its death is an event
+		}
+	}
+	w.send(&fuzzrt.Request{Fuzz: args})
+	if focus != nil {
+		w.send(&fuzzrt.Request{Focus: focus})
+	}
+}
+
+// stopWorkers kills ws (no longer the session's), counts their executions, and
+// gives their tokens back. Their deaths, coming as events, are not failures.
+func (p *fuzzPhase) stopWorkers(ws []*workerProc) {
+	s := p.s
+	for _, w := range ws {
+		w.kill()
+		s.mu.Lock()
+		s.execsBase += int64(w.mem.Execs())
+		s.mu.Unlock()
+		w.release()
+		s.e.sched.release()
+	}
+}
+
+// stopAll stops every worker of the session: the phase is over.
+func (p *fuzzPhase) stopAll() {
+	s := p.s
+	s.mu.Lock()
+	ws := s.workers
+	s.workers = nil
+	s.mu.Unlock()
+	p.stopWorkers(ws)
 }
 
 func (s *Session) cminThreshold() int {

@@ -73,23 +73,25 @@ type hangWatch struct {
 	onSlow func(input string, took time.Duration)
 }
 
-// startWorker starts bin as a worker for target and waits for its hello.
+// startWorker starts bin as a worker for target and waits for its hello. Its
+// errors name the step that failed and wrap the cause: the fuzzing phase tells a
+// full disk (syscall.ENOSPC) from the rest.
 func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch) (*workerProc, error) {
 	rssLimitMB := o.RSSLimitMB
 	memDir, err := newTempDir(o.CacheDir, "w")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scratch directory: %w", err)
 	}
 	mem, err := fuzzrt.CreateMem(filepath.Join(memDir, "mem"))
 	if err != nil {
 		os.RemoveAll(memDir)
-		return nil, err
+		return nil, fmt.Errorf("shared memory: %w", err)
 	}
 	cmd, inW, outR, child, err := testCommand(bin, target, fuzzrt.ModeWorker, filepath.Join(memDir, "mem"), memDir)
 	if err != nil {
 		mem.Close()
 		os.RemoveAll(memDir)
-		return nil, err
+		return nil, fmt.Errorf("pipes: %w", err)
 	}
 	// No heap floor in a race build: the race detector's shadow of the heap the
 	// floor lets grow between collections would be resident several times over.
@@ -123,7 +125,7 @@ func startWorker(bin *instrument.Binary, target string, o Options, hw hangWatch)
 		outR.Close()
 		mem.Close()
 		os.RemoveAll(memDir)
-		return nil, err
+		return nil, fmt.Errorf("running %s: %w", bin.Path, err)
 	}
 	go w.readMessages(outR)
 	go w.writeOutbox()
