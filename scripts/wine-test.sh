@@ -7,13 +7,15 @@
 #   - the daemon's path rules (daemon/uri.go): VS Code's file URIs, drive letters,
 #     case, `\`, UNC paths, the workspace containment check, against Windows's own
 #     path/filepath, and the server taking a file's URI in several spellings;
+#   - the daemon's ~ in settings (%USERPROFILE%, ~\);
 #   - the daemon's line ends (CRLF and a lone CR in positions, corpus files written
 #     as go test does);
 #   - the daemon's file watcher on fsnotify's Windows backend (ReadDirectoryChangesW,
 #     which Wine emulates over inotify): new directories, editors' atomic saves, an
 #     overflow's rescan, a file's events in two spellings coalesced;
 #   - the engine's tests that need no Go toolchain: the hang/oom judge, minimization,
-#     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths.
+#     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths, a
+#     scratch directory's process alive or gone, a sync entry's writer killed mid-write.
 #   - fuzzls's SARIF file URIs of Windows paths.
 # The tests that build packages need a Go toolchain for Windows inside Wine, which
 # this script does not install: those run on Linux only.
@@ -48,8 +50,8 @@ trap 'rm -rf "$tmp"' EXIT
 # The runs: a name, a package, and the tests of it that run here.
 runs=(
 	"fuzzrt ./engine/fuzzrt ."
-	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestLoneCR.*|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestWatcherAtomicSave)$"
-	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames)$"
+	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestLoneCR.*|TestSettingsHomeDir|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestWatcherAtomicSave)$"
+	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames|TestProcessAlive|TestKilledMidWrite)$"
 	"fuzzls ./cmd/fuzzls ^(TestSARIFFileURL)$"
 )
 failed=0
