@@ -831,6 +831,7 @@ func TestDiskFull(t *testing.T) {
 	for _, tc := range []struct{ dir, said string }{
 		{"tmp", "is full"},                // workers' shared memory
 		{"build", "building again every"}, // the build itself
+		{"corpus", "saving corpus entr"},  // new entries, each failing to be saved
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			full, filler := fullDisk(t)
@@ -854,6 +855,18 @@ func TestDiskFull(t *testing.T) {
 			for deadline := time.Now().Add(time.Minute); s.Stats().Execs == 0; time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no executions after room was made (state %s); log:\n%s", s.State(), log.String())
+				}
+			}
+			if tc.dir == "corpus" { // the entries kept in memory are saved once there is room
+				ents := corpusDir(cache, s.Target())
+				for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+					files, _ := os.ReadDir(ents)
+					if strings.Contains(log.String(), "corpus entries saved again") && len(files) > 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the corpus was not saved after room was made (%d files); log:\n%s", len(files), log.String())
+					}
 				}
 			}
 		})

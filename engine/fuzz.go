@@ -133,6 +133,7 @@ func (p *fuzzPhase) onTick() (outcome, bool) {
 		p.lastCovered = st.Covered
 		s.e.observe(&CoverageEvent{Target: s.target})
 	}
+	s.saveEntry("") // what a full disk kept from being saved
 	if st.Corpus >= s.cminThreshold() {
 		before, after := s.minimizeCorpus()
 		fmt.Fprintf(o.Log, "fuzzls: %s: corpus minimized from %d to %d entries\n", s.target.Name, before, after)
@@ -462,9 +463,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	if first { // the new build's first coverage: no need to wait for the tick
 		s.e.observe(&CoverageEvent{Target: s.target})
 	}
-	if _, err := writeEntry(corpusDir(s.e.opts.CacheDir, s.target), en.Input); err != nil {
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving corpus entry: %v\n", err)
-	}
+	s.saveEntry(en.Input)
 	s.syncPublish(en.Input)
 	for _, w := range others {
 		w.post(&fuzzrt.Request{Add: en})

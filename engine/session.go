@@ -59,7 +59,11 @@ type Session struct {
 	hang     hangLimit // shared by the session's watchdogs
 	sync     syncState // the sync directory (sync.go)
 	focus    focusState
-	seeded   uint64 // workers given a seed from Options.Seed
+	// unsaved are new corpus entries not yet written to the cache (a full
+	// disk: see saveEntry); saveFailing, that saving them failed last.
+	unsaved     []string
+	saveFailing bool
+	seeded      uint64 // workers given a seed from Options.Seed
 }
 
 // entry is one corpus entry as the coordinator keeps it.
