@@ -352,11 +352,24 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 	case signalRE.MatchString(text):
 		// The runtime's report of a signal it does not turn into a panic
 		// (SIGILL, SIGSEGV outside Go code, ...): "SIGILL: illegal instruction",
-		// "PC=…", then the stacks, the signalled goroutine's first.
+		// "PC=…", then the stacks, the signalled goroutine's first; on Windows
+		// of an exception (runtime.winthrow): "Exception 0xc000001d 0x0 0x0 <pc>".
 		i := signalRE.FindStringIndex(text)[0]
 		f.kind = KindFatal
 		f.message, _, _ = strings.Cut(text[i:], "\n")
-		if gs := goroutines(text[i:]); len(gs) > 0 {
+		report := text[i:]
+		if m := exceptionRE.FindStringSubmatch(f.message); m != nil {
+			f.message = "Exception " + m[1] // without the addresses, which differ each run
+			if name := windowsExceptions[m[1]]; name != "" {
+				f.message += ": " + name
+			}
+			// winthrow prints the faulting goroutine's frames after a blank
+			// line with no "goroutine N [...]:" header; the others have one.
+			if j := strings.Index(report, "\n\n"); j >= 0 {
+				report = report[:j+2] + "goroutine 0 [exception]:\n" + report[j+2:]
+			}
+		}
+		if gs := goroutines(report); len(gs) > 0 {
 			g := gs[0]
 			if !hasUserFrame(u, g) {
 				g = pickGoroutine(gs, u, fuzzFn)
@@ -397,8 +410,24 @@ func classifyDeath(d death, u userFrames, fuzzFn string) *failure {
 }
 
 // signalRE matches the first line of the runtime's report of a fatal signal,
-// followed by its PC line.
-var signalRE = regexp.MustCompile(`(?m)^SIG[A-Z]+: [^\n]*\nPC=`)
+// followed by its PC line: "SIGILL: illegal instruction" on Unix, "Exception
+// 0xc000001d 0x0 0x0 0x7ff6…" on Windows (exceptionRE).
+var signalRE = regexp.MustCompile(`(?m)^(?:SIG[A-Z]+: |Exception 0x[0-9a-f]+ )[^\n]*\nPC=`)
+
+// exceptionRE is the first line of the Windows runtime's report of an exception
+// it does not turn into a panic (runtime.winthrow): its code, two words of
+// information, the PC.
+var exceptionRE = regexp.MustCompile(`^Exception (0x[0-9a-f]+) `)
+
+// windowsExceptions names the exception codes a Go program dies of rather than
+// panics with (access violations and arithmetic faults in Go code are panics).
+var windowsExceptions = map[string]string{
+	"0xc000001d": "illegal instruction",
+	"0xc0000096": "privileged instruction",
+	"0x80000003": "breakpoint",
+	"0xc00000fd": "stack overflow",
+	"0xc0000005": "access violation",
+}
 
 func hasUserFrame(u userFrames, g []string) bool {
 	for _, fr := range u.frames(g) {

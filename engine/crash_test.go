@@ -228,6 +228,75 @@ testing.(*F).Fuzz.func1(0x1)
 	}
 }
 
+// TestWindowsExceptionReport: on Windows the runtime reports an exception
+// raised outside Go code (in a DLL the program calls) as "Exception <code>
+// <info> <info> <pc>", "PC=…", then the faulting goroutine's frames with no
+// header, then the others' (runtime.winthrow): a fatal failure located by the
+// faulting goroutine's stack, its message without the addresses (a failure's
+// message must not change between replays).
+func TestWindowsExceptionReport(t *testing.T) {
+	dir := "/work/c"
+	if filepath.Separator == '\\' {
+		dir = `C:\work\c`
+	}
+	printed := filepath.ToSlash(dir)
+	stderr := `Exception 0xc000001d 0x0 0x0 0x7ff6b1e41e40
+PC=0x7ff6b1e41e40
+
+example.com/c.ill()
+	` + printed + `/ill_amd64.s:4 +0x0 fp=0xc000053e18 sp=0xc000053e10 pc=0x7ff6b1e41e40
+example.com/c.FuzzIll.func1(0x1, {0xc000012345, 0x2, 0x8})
+	` + printed + `/x_test.go:10 +0x25 fp=0xc000053e30 sp=0xc000053e18 pc=0x7ff6b1e41e65
+testing.tRunner(0xc000003c00, 0xc000001234)
+	C:/Program Files/Go/src/testing/testing.go:2036 +0xea fp=0xc000053fc0 sp=0xc000053e90 pc=0x7ff6b1e75eaa
+created by testing.(*F).Fuzz.func1 in goroutine 21
+	C:/Program Files/Go/src/testing/fuzz.go:328 +0x65b fp=0xc000053fe0 sp=0xc000053fc0 pc=0x7ff6b1e75f00
+
+goroutine 21 gp=0xc000102000 m=nil [chan receive]:
+testing.(*F).Fuzz.func1(0x1)
+	C:/Program Files/Go/src/testing/fuzz.go:343 +0x66e
+rax     0x0
+rip     0x7ff6b1e41e40
+`
+	f := classifyDeath(death{stderr: stderr, exitCode: 2}, userFrames{dirs: []string{dir}}, "FuzzIll.func")
+	want := filepath.Join(dir, "ill_amd64.s")
+	if f.kind != KindFatal || f.message != "Exception 0xc000001d: illegal instruction" || f.file != want || f.line != 4 {
+		t.Errorf("got %s %q at %s:%d, want fatal \"Exception 0xc000001d: illegal instruction\" at %s:4", f.kind, f.message, f.file, f.line, want)
+	}
+}
+
+// TestWindowsFault: an illegal instruction in Go code on Windows is a fatal
+// error, "fault", with the exception's code on the next line (the output of a
+// program run under Wine, its paths the host's): fatal at the instruction.
+func TestWindowsFault(t *testing.T) {
+	dir := "/work/ill"
+	if filepath.Separator == '\\' {
+		dir = `C:\work\ill`
+	}
+	printed := filepath.ToSlash(dir)
+	stderr := `fatal error: fault
+[signal 0xc000001d code=0x0 addr=0x0 pc=0x140079960]
+
+goroutine 1 gp=0x3bd1ea642000 m=0 mp=0x140122140 [running]:
+runtime.throw({0x14008f8a6?, 0x3bd1ea649f20?})
+	C:/Program Files/Go/src/runtime/panic.go:1229 +0x4d fp=0x3bd1ea649ee0 sp=0x3bd1ea649eb0 pc=0x14006e8cd
+runtime.sigpanic()
+	C:/Program Files/Go/src/runtime/signal_windows.go:410 +0x1f9 fp=0x3bd1ea649f28 sp=0x3bd1ea649ee0 pc=0x1400553f9
+example.com/ill.ill()
+	` + printed + `/ill_amd64.s:4 fp=0x3bd1ea649f30 sp=0x3bd1ea649f28 pc=0x140079960
+example.com/ill.FuzzIll.func1(0x1, {0xc000012345, 0x2, 0x8})
+	` + printed + `/x_test.go:7 +0x1f fp=0x3bd1ea649f48 sp=0x3bd1ea649f30 pc=0x14007991f
+
+goroutine 2 gp=0x3bd1ea642780 m=nil [force gc (idle)]:
+runtime.gopark(0x0?, 0x0?, 0x0?, 0x0?, 0x0?)
+	C:/Program Files/Go/src/runtime/proc.go:462 +0xce fp=0x3bd1ea645fa8 sp=0x3bd1ea645f88 pc=0x14006e9ae
+`
+	f := classifyDeath(death{stderr: stderr, exitCode: 2}, userFrames{dirs: []string{dir}}, "FuzzIll.func")
+	if want := filepath.Join(dir, "ill_amd64.s"); f.kind != KindFatal || f.message != "fault" || f.file != want || f.line != 4 {
+		t.Errorf("got %s %q at %s:%d, want fatal \"fault\" at %s:4", f.kind, f.message, f.file, f.line, want)
+	}
+}
+
 // TestRaceOrder: the race detector reports whichever access came second as the
 // current one; the same race with the goroutines the other way round is the same
 // failure (signature and ID), placed at the same line.

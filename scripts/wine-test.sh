@@ -14,7 +14,8 @@
 #     which Wine emulates over inotify): new directories, editors' atomic saves, an
 #     overflow's rescan, a file's events in two spellings coalesced;
 #   - the engine's tests that need no Go toolchain: the hang/oom judge, minimization,
-#     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths, a
+#     dictionaries, the go-fuzz-headers layout, stack traces with Windows paths and
+#     Windows's fault and exception reports, a
 #     scratch directory's process alive or gone, a sync entry's writer killed mid-write.
 #   - fuzzls's SARIF file URIs of Windows paths.
 # The tests that build packages need a Go toolchain for Windows inside Wine, which
@@ -51,7 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
 runs=(
 	"fuzzrt ./engine/fuzzrt ."
 	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestLoneCR.*|TestSettingsHomeDir|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestWatcherAtomicSave)$"
-	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames|TestProcessAlive|TestKilledMidWrite)$"
+	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestHostFrames|TestWindowsExceptionReport|TestWindowsFault|TestProcessAlive|TestKilledMidWrite)$"
 	"fuzzls ./cmd/fuzzls ^(TestSARIFFileURL)$"
 )
 failed=0
