@@ -48,11 +48,12 @@ GOTOOLCHAIN=go1.27.3 go test -count=1 -timeout 20m ./...
 
 # The code macOS and Windows run, run here: the tests of a killed coordinator, a
 # hung worker and the memory limit built with fuzzls_portable (no Pdeathsig, no
-# SIGQUIT, no /proc: each worker's own figures and its command pipe), and the
-# worker runtime's tests cross-compiled for Windows and run under Wine.
+# SIGQUIT, no /proc: each worker's own figures and its command pipe); and tests
+# cross-compiled for Windows and run under Wine (the worker runtime's, the
+# daemon's paths, line ends and watcher, the engine's that build nothing).
 echo "== go test -tags fuzzls_portable (what macOS and Windows run)"
 go test -count=1 -tags fuzzls_portable -run 'TestWorkersGoWithCoordinator|TestCrashKinds/(FuzzHang|FuzzChurn|FuzzAlloc|FuzzBigAlloc)$|TestHangReplaysAgree|TestGarbageIsNoOOM' ./engine/
-echo "== engine/fuzzrt's tests for Windows, under Wine"
+echo "== tests for Windows, under Wine (scripts/wine-test.sh)"
 ./scripts/wine-test.sh
 
 if [ "${FUZZLS_SKIP_NPM:-}" != 1 ] && [ -f package.json ]; then
