@@ -57,12 +57,16 @@ func startWatcher(t *testing.T, dir string, quiet, maxWait time.Duration) *colle
 }
 
 // 50 saves in 5 seconds, through the real watcher on real files, trigger one
-// or two rebuilds.
+// rebuild: each comes well within the quiet time of the one before. The quiet
+// time and maximum wait are long enough that only a stall of the machine of
+// seconds between two saves (measured, and allowed for) makes another batch.
 func TestBurstOfSavesBatched(t *testing.T) {
+	const quiet = 2 * time.Second
 	dir := t.TempDir()
-	c := startWatcher(t, dir, 400*time.Millisecond, 4*time.Second)
+	c := startWatcher(t, dir, quiet, time.Minute)
 	files := []string{filepath.Join(dir, "a.go"), filepath.Join(dir, "b.go"), filepath.Join(dir, "a_test.go")}
 	start := time.Now()
+	last, stalls := start, 0
 	for i := range 50 {
 		f := files[i%len(files)]
 		// An editor's save: write a temporary file, rename it into place.
@@ -73,12 +77,19 @@ func TestBurstOfSavesBatched(t *testing.T) {
 		if err := os.Rename(tmp, f); err != nil {
 			t.Fatal(err)
 		}
+		if now := time.Now(); now.Sub(last) > quiet/2 {
+			stalls++ // the machine stopped this loop for long: a batch may end here
+		}
+		last = time.Now()
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * 100 * time.Millisecond)))
 	}
-	time.Sleep(1500 * time.Millisecond)
+	for deadline := time.Now().Add(3 * quiet); len(c.all()) < len(files) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(quiet / 2) // nothing more should come
 	batches := c.snapshot()
-	if len(batches) < 1 || len(batches) > 2 {
-		t.Fatalf("50 saves in %v gave %d batches, want 1 or 2: %v", time.Since(start), len(batches), batches)
+	if len(batches) < 1 || len(batches) > 1+stalls {
+		t.Fatalf("50 saves in %v (%d stalls) gave %d batches, want 1: %v", time.Since(start), stalls, len(batches), batches)
 	}
 	got := c.all()
 	for _, f := range files {
@@ -96,19 +107,19 @@ func TestBurstOfSavesBatched(t *testing.T) {
 // A single save is reported after the quiet time, not the maximum wait.
 func TestSingleSaveIsPrompt(t *testing.T) {
 	dir := t.TempDir()
-	c := startWatcher(t, dir, 200*time.Millisecond, 4*time.Second)
+	// The maximum wait is far longer than any stall of a loaded machine: a
+	// report well before it came from the quiet time.
+	const maxWait = time.Minute
+	c := startWatcher(t, dir, 200*time.Millisecond, maxWait)
 	start := time.Now()
 	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for len(c.snapshot()) == 0 {
-		if time.Since(start) > 3*time.Second {
-			t.Fatal("no batch within 3s")
+		if time.Since(start) > maxWait/2 {
+			t.Fatalf("one save not reported within %v", maxWait/2)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("one save took %v to be reported", d)
 	}
 }
 
