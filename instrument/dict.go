@@ -134,3 +134,32 @@ func tagValues(tag string) []string {
 	}
 	return vals
 }
+
+// maxDict bounds the literals collected for the dictionary.
+const maxDict = 4096
+
+// shareDict merges the packages' literals, without duplicates, taking one from
+// each package in turn until max: a dependency with a table of thousands of
+// strings (HTML's entity names) must not crowd out the literals of the others, as
+// taking them in order until max did.
+func shareDict(perPkg [][]string, max int) []string {
+	var out []string
+	seen := map[string]bool{}
+	next := make([]int, len(perPkg))
+	for more := true; more && len(out) < max; {
+		more = false
+		for p, lits := range perPkg {
+			for next[p] < len(lits) && len(out) < max {
+				s := lits[next[p]]
+				next[p]++
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+					more = true
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/scanner"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// compile runs go test -c on pkg with the overlay file ovlPath, building next
+// to the binary's final name in dir and renaming it into place, so that
+// workers running the old binary keep it; it returns the binary's path. A
+// package that does not compile is a *BuildError naming the user's files
+// (compileError); a cancelled ctx is ctx's error.
+func compile(ctx context.Context, pkg *Package, flags BuildFlags, dir, ovlPath string, overlay map[string]string) (string, error) {
+	path := filepath.Join(dir, pkg.Name+".test")
+	tmp := fmt.Sprintf("%s.%d.tmp", path, time.Now().UnixNano())
+	args := append([]string{"test", "-c", "-o", tmp, "-overlay", ovlPath, "-vet=off"}, flags.Args()...)
+	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
+	cmd.Dir = pkg.Dir
+	pkg.goCommand(cmd, dir)
+	unguard := guard(cmd)
+	out, err := cmd.CombinedOutput()
+	unguard()
+	if err != nil {
+		os.Remove(tmp)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", compileError(pkg, string(out), overlay)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// add appends err, a parse error (a scanner.ErrorList: one diagnostic a
+// message) or any other, to e.
+func (e *BuildError) add(err error) {
+	var list scanner.ErrorList
+	if errors.As(err, &list) {
+		for _, se := range list {
+			e.Diagnostics = append(e.Diagnostics, Diagnostic{File: se.Pos.Filename, Line: se.Pos.Line, Col: se.Pos.Column, Message: se.Msg})
+			e.Output += se.Error() + "\n"
+		}
+		return
+	}
+	e.Diagnostics = append(e.Diagnostics, Diagnostic{Message: err.Error()})
+	e.Output += err.Error() + "\n"
+}
+
+// loadError is the BuildError of a package whose load found errors.
+func loadError(pkg *Package) error {
+	e := &BuildError{Package: pkg.ImportPath}
+	for _, err := range pkg.Errors {
+		e.add(err)
+		// Errors made by findTargets start with "file:line: ".
+		if d := &e.Diagnostics[len(e.Diagnostics)-1]; d.File == "" {
+			if m := diagRE.FindStringSubmatch(d.Message); m != nil {
+				d.File = m[1]
+				d.Line, _ = strconv.Atoi(m[2])
+				d.Col, _ = strconv.Atoi(m[3])
+				d.Message = m[4]
+			}
+		}
+	}
+	return e
+}
+
+// diagRE matches "file.go:12:5: message" and "file.go:12: message".
+var diagRE = regexp.MustCompile(`^(\S+\.go):(\d+):(?:(\d+):)? ?(.*)$`)
+
+// compilerPosRE matches the compiler's positioned messages, whose position may be
+// followed by the physical one in brackets when a //line directive moved it:
+// "zz_fuzzls_instrumentation.go:1[/dir/x.go:582:5]: message".
+var compilerPosRE = regexp.MustCompile(`^(\S+?):(\d+)(?::(\d+))?(?:\[(\S+?):(\d+)(?::(\d+))?\])?: (.*)$`)
+
+// generatedPrefix starts the name of every file and directory fuzzls generates
+// (the harness, the runtime, bridges, the //line name of added declarations).
+const generatedPrefix = "zz_fuzzls_"
+
+// IsGenerated reports whether path names code fuzzls generated, not the user's:
+// such a file exists only in a build's overlay, and a stack frame in it is no
+// place to show a user.
+func IsGenerated(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), generatedPrefix) || strings.Contains(filepath.ToSlash(path), "/"+generatedPrefix)
+}
+
+// compileError maps the compiler's output back to the user's files (overlay backing
+// files keep the user's line numbers) and parses its positioned messages. A
+// message about code fuzzls generated is never placed in a user's file: it has no
+// position and says whose code it is about.
+func compileError(pkg *Package, out string, overlay map[string]string) error {
+	back := make([]string, 0, len(overlay))
+	for orig, b := range overlay {
+		back = append(back, b, orig)
+	}
+	// Longer paths first, so no path is replaced inside another.
+	type pair struct{ from, to string }
+	var pairs []pair
+	for i := 0; i < len(back); i += 2 {
+		pairs = append(pairs, pair{back[i], back[i+1]})
+	}
+	sort.Slice(pairs, func(i, j int) bool { return len(pairs[i].from) > len(pairs[j].from) })
+	for _, p := range pairs {
+		out = strings.ReplaceAll(out, p.from, p.to)
+		if rel, err := filepath.Rel(pkg.Dir, p.from); err == nil {
+			out = strings.ReplaceAll(out, rel, p.to)
+		}
+	}
+	e := &BuildError{Package: pkg.ImportPath, Output: out}
+	for _, line := range strings.Split(out, "\n") {
+		m := compilerPosRE.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		file, ln, col := m[1], m[2], m[3]
+		if IsGenerated(file) || IsGenerated(m[4]) {
+			e.Diagnostics = append(e.Diagnostics, Diagnostic{Message: "fuzzls's generated code does not compile (a fuzzls bug): " + m[7]})
+			continue
+		}
+		if !strings.HasSuffix(file, ".go") {
+			if m[4] == "" {
+				continue
+			}
+			file, ln, col = m[4], m[5], m[6] // a //line name that is no Go file: the physical position
+		}
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(pkg.Dir, file)
+		}
+		d := Diagnostic{File: file, Message: m[7]}
+		d.Line, _ = strconv.Atoi(ln)
+		d.Col, _ = strconv.Atoi(col)
+		e.Diagnostics = append(e.Diagnostics, d)
+	}
+	return e
+}

@@ -1,0 +1,188 @@
+package instrument
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+)
+
+// unitRewriter rewrites the files of a build's units (rewriteUnits) and records
+// what the Binary says of them.
+type unitRewriter struct {
+	plan    *buildPlan
+	race    bool      // a -race build: raceSafe
+	vh      *varHooks // nil: no comparison hooks
+	bin     *Binary   // gets Inputs, Files, Blocks, CmpCounters, CmpSites and Dict
+	overlay map[string]string
+	berr    BuildError     // the files that do not parse
+	files   []instrumented // for the harness and the bridges
+	// bridgePkgs numbers the packages of each bridge: bridge → import path → n.
+	bridgePkgs map[string]map[string]int
+	literals   [][]string // per unit, for the dictionary
+}
+
+// rewriteUnits instruments every file of the plan's units, with comparison
+// hooks when vh is not nil (except in the packages vh builds plain). A
+// dependency's copy gets its files overwritten; any other file is written to
+// a backing file under the build directory that overlay puts in place of the
+// user's, whose files are only read. It fills bin's Inputs, Files, Blocks,
+// CmpCounters, CmpSites and Dict, and returns the files the harness hands to the
+// runtime. Files that do not parse are a *BuildError, after all were tried.
+func rewriteUnits(p *buildPlan, race bool, vh *varHooks, bin *Binary, overlay map[string]string) ([]instrumented, error) {
+	if vh != nil {
+		vh.lines = map[string]hookedLines{}
+		vh.hookedPkgs = map[string]string{}
+	}
+	r := &unitRewriter{plan: p, race: race, vh: vh, bin: bin, overlay: overlay,
+		berr:       BuildError{Package: p.pkg.ImportPath},
+		bridgePkgs: map[string]map[string]int{}, literals: make([][]string, len(p.units))}
+	for ui, u := range p.units {
+		if err := r.unit(ui, u); err != nil {
+			return nil, fmt.Errorf("%s: %w", u.importPath, err)
+		}
+	}
+	if !p.external {
+		bin.Inputs = append(bin.Inputs, p.pkg.XTestFiles...)
+	}
+	bin.Dict = shareDict(r.literals, maxDict)
+	if len(r.berr.Diagnostics) > 0 {
+		return nil, &r.berr
+	}
+	return r.files, nil
+}
+
+// unit reads the files of u, the ui-th unit, and rewrites them. The package's
+// untyped constants, which the comparison hooks need, are those of all its files.
+func (r *unitRewriter) unit(ui int, u unit) error {
+	if r.vh != nil {
+		r.vh.knownPlain(u.importPath, u.modVersion)
+	}
+	srcs := make([][]byte, len(u.files))
+	for i, name := range u.files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		srcs[i] = data
+	}
+	var consts map[string]bool
+	if r.vh != nil {
+		var parsed []*ast.File
+		fset := token.NewFileSet()
+		for i, name := range u.files {
+			if f, err := parser.ParseFile(fset, name, srcs[i], parser.SkipObjectResolution); err == nil {
+				parsed = append(parsed, f)
+			}
+		}
+		consts = PackageUntypedConsts(parsed)
+	}
+	for i, name := range u.files {
+		if err := r.file(ui, u, i, name, srcs[i], consts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// file rewrites the i-th file of u, name with the contents data, and writes it
+// where the build reads it. A file that does not parse goes into r.berr; one
+// the rewrite leaves as it is (cgo) is not instrumented.
+func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, consts map[string]bool) error {
+	id := NewFileID(u.importPath, i)
+	r.bin.Inputs = append(r.bin.Inputs, name)
+	r.literals[ui] = append(r.literals[ui], Literals(name, data)...)
+	rw, err := r.rewrite(u, id, name, data, consts)
+	if err != nil {
+		r.berr.add(err)
+		return nil
+	}
+	out := rw.out
+	if bytes.Equal(out, data) { // not instrumented (cgo)
+		return nil
+	}
+	if r.race {
+		if out, err = raceSafe(out, id); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if dst, ok := r.plan.copyDst[name]; ok { // a dependency's copy: ours to write
+		if err := writeIfChanged(dst, out); err != nil {
+			return err
+		}
+	} else {
+		backing := filepath.Join(r.plan.dir, "src", fmt.Sprintf("%d_%d_%s", ui, i, filepath.Base(name)))
+		if err := writeIfChanged(backing, out); err != nil {
+			return err
+		}
+		r.overlay[name] = backing
+	}
+	fi := len(r.bin.Files)
+	r.bin.Files = append(r.bin.Files, name)
+	for _, b := range rw.blocks {
+		r.bin.Blocks = append(r.bin.Blocks, Block{File: fi, CoverBlock: b})
+	}
+	f := instrumented{importPath: u.importPath, id: id, cmpSites: rw.sites, bridge: u.bridge}
+	if u.bridge != "" {
+		f.bridgePkg = r.bridgePkg(u)
+	}
+	r.files = append(r.files, f)
+	for _, cs := range rw.where[:rw.sites] {
+		cs.File, cs.Counter = fi, r.bin.CmpCounters+cs.Counter
+		r.bin.CmpSites = append(r.bin.CmpSites, cs)
+	}
+	r.bin.CmpCounters += rw.sites
+	return nil
+}
+
+// rewritten is one file instrumented.
+type rewritten struct {
+	out    []byte
+	blocks []CoverBlock
+	sites  int       // comparison sites; 0 without hooks
+	where  []CmpSite // where each site is, numbered in the file
+}
+
+// rewrite instruments one file: with comparison hooks unless the build has none
+// or builds the package without them (vh.plain). The hooked lines are noted
+// in vh, under the name the compiler reports (a dependency's copy).
+func (r *unitRewriter) rewrite(u unit, id FileID, name string, data []byte, consts map[string]bool) (rewritten, error) {
+	var rw rewritten
+	var err error
+	if r.vh == nil || r.vh.plain[u.importPath] != "" {
+		rw.out, rw.blocks, err = RewriteFile(name, data, id)
+		return rw, err
+	}
+	r.vh.hookedPkgs[u.importPath] = u.modVersion
+	compiled := name // the name the compiler reports
+	if dst, ok := r.plan.copyDst[name]; ok {
+		compiled = dst
+	}
+	hooked := map[int]bool{}
+	rw.out, rw.blocks, rw.sites, err = RewriteFileCmp(name, data, id, CmpOptions{UntypedConsts: consts,
+		Vars: true, NoVarLines: r.vh.skipped(compiled, data), VarLines: hooked, Sites: &rw.where})
+	r.vh.hooked(compiled, data, hooked)
+	if err == nil && predatesHooks(u.goVersion) {
+		// The hooks' helpers need go1.21.
+		rw.out = withGoVersion(rw.out, hooksGoVersion, compiled)
+	}
+	return rw, err
+}
+
+// bridgePkg numbers u's package within its bridge, in the order they come.
+func (r *unitRewriter) bridgePkg(u unit) int {
+	pkgs := r.bridgePkgs[u.bridge]
+	if pkgs == nil {
+		pkgs = map[string]int{}
+		r.bridgePkgs[u.bridge] = pkgs
+	}
+	n, ok := pkgs[u.importPath]
+	if !ok {
+		n = len(pkgs)
+		pkgs[u.importPath] = n
+	}
+	return n
+}
