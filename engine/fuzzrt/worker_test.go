@@ -45,6 +45,39 @@ func TestReweigh(t *testing.T) {
 	}
 }
 
+// TestReweighFocus: with a focus, an entry reaching the function of an unreached
+// changed block (the frontier) outweighs one that does not, one reaching the
+// changed code next to it (nearer) outweighs both, and comparison rounds pick
+// among the nearest reached; an empty focus restores the weights.
+func TestReweighFocus(t *testing.T) {
+	w := &worker{rt: &runtimeState{}, seen: make([]uint8, 4), mut: NewMutator(1)}
+	w.corpus = []corpusItem{
+		{vals: []any{"a"}, cov: []uint32{0<<8 | 1}},                     // elsewhere
+		{vals: []any{"b"}, cov: []uint32{0<<8 | 1, 1<<8 | 1}},           // the changed block's function
+		{vals: []any{"c"}, cov: []uint32{0<<8 | 1, 1<<8 | 1, 2<<8 | 1}}, // and the changed comparison
+		{vals: []any{"d"}, cov: []uint32{0<<8 | 1, 3<<8 | 1}},           // elsewhere, rarer
+	}
+	w.reweigh()
+	wt := func(i int) float64 { return w.corpus[i].weight }
+	before := []float64{wt(0), wt(1), wt(2), wt(3)}
+	w.handle(Request{Focus: &Focus{Counters: []uint32{1}, Near: []uint32{2}, Sites: []uint32{5}}}) // reweighs
+	for i, boost := range []float64{1, focusBoost, focusBoost * focusBoost, 1} {
+		if got := wt(i) / before[i]; got < boost*0.999 || got > boost*1.001 {
+			t.Errorf("entry %d weighs %.2f times what it did without a focus, want %v", i, got, boost)
+		}
+	}
+	if !(wt(1) > wt(3) && wt(1) > wt(0)) {
+		t.Errorf("weights %.3f %.3f %.3f %.3f: the frontier's entry does not outweigh the others", wt(0), wt(1), wt(2), wt(3))
+	}
+	if len(w.focused) != 1 || w.focused[0] != 2 || !w.rt.cmp.focus[5] {
+		t.Errorf("comparison rounds pick among %v (sites %v), want [2] (site 5)", w.focused, w.rt.cmp.focus)
+	}
+	w.handle(Request{Focus: &Focus{}})
+	if wt(1) != before[1] || len(w.focused) != 0 || w.rt.cmp.focus != nil {
+		t.Errorf("after the focus is cleared: weight %.3f (was %.3f), focused %v, sites %v", wt(1), before[1], w.focused, w.rt.cmp.focus)
+	}
+}
+
 // BenchmarkHotPath measures what the worker adds to each execution besides the
 // target and testing's own call: copying the input, encoding it into shared memory,
 // resetting and scanning 2,000 counters, one mutation, and the allocation check
