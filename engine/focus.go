@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ type focusState struct {
 	lines   map[string]map[string]int // the previous build's comparison sites' lines, per file (a multiset)
 	changed []int                     // block indices of the changed blocks
 	funcs   [][]int                   // per changed block: the blocks of its function
+	callers []int                     // the blocks of the functions calling those (functionBlocks)
 	sites   []uint32                  // the comparison sites on changed lines
 	siteCov []int                     // the counters of those sites (len(blocks)+CmpSite.Counter)
 	active  bool                      // a focus is sent to the workers
@@ -170,48 +172,115 @@ func changedItems(n int, item func(i int) (file, text string, start, end int), p
 	return out
 }
 
-// functionBlocks returns, for each changed block, the blocks of the function
-// declaration that holds it (only the block itself when it is in none).
-func functionBlocks(bin *instrument.Binary, changed []int) [][]int {
-	type span struct{ start, end [2]int }
-	decls := map[int][]span{} // file index → its functions
-	for _, c := range changed {
-		fi := bin.Blocks[c].File
-		if _, ok := decls[fi]; ok {
-			continue
-		}
-		decls[fi] = nil
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, bin.Files[fi], nil, parser.SkipObjectResolution)
-		if err != nil {
-			continue
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
-				p, e := fset.Position(fd.Pos()), fset.Position(fd.End())
-				decls[fi] = append(decls[fi], span{[2]int{p.Line, p.Column}, [2]int{e.Line, e.Column}})
-			}
-		}
+// funcDecl is a function declaration of a build's file: its span (line, column)
+// and the names its body calls (functions, and methods by their name alone).
+type funcDecl struct {
+	file       int
+	name       string
+	start, end [2]int
+	calls      map[string]bool
+}
+
+// parseFuncs returns the function declarations of bin's file fi (none when it
+// does not parse).
+func parseFuncs(bin *instrument.Binary, fi int) []funcDecl {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, bin.Files[fi], nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
 	}
-	before := func(a, b [2]int) bool { return a[0] < b[0] || a[0] == b[0] && a[1] <= b[1] }
-	out := make([][]int, len(changed))
-	for k, c := range changed {
-		cb := bin.Blocks[c]
-		out[k] = []int{c}
-		for _, sp := range decls[cb.File] {
-			if !before(sp.start, [2]int{cb.StartLine, cb.StartCol}) || !before([2]int{cb.EndLine, cb.EndCol}, sp.end) {
-				continue
-			}
-			out[k] = out[k][:0]
-			for i, b := range bin.Blocks {
-				if b.File == cb.File && before(sp.start, [2]int{b.StartLine, b.StartCol}) && before([2]int{b.EndLine, b.EndCol}, sp.end) {
-					out[k] = append(out[k], i)
+	var out []funcDecl
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		p, e := fset.Position(fd.Pos()), fset.Position(fd.End())
+		decl := funcDecl{file: fi, name: fd.Name.Name, start: [2]int{p.Line, p.Column}, end: [2]int{e.Line, e.Column}, calls: map[string]bool{}}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				switch fn := ast.Unparen(call.Fun).(type) {
+				case *ast.Ident:
+					decl.calls[fn.Name] = true
+				case *ast.SelectorExpr:
+					decl.calls[fn.Sel.Name] = true
 				}
 			}
-			break
+			return true
+		})
+		out = append(out, decl)
+	}
+	return out
+}
+
+// holds reports whether block b lies in d.
+func (d funcDecl) holds(b instrument.Block) bool {
+	before := func(a, b [2]int) bool { return a[0] < b[0] || a[0] == b[0] && a[1] <= b[1] }
+	return b.File == d.file && before(d.start, [2]int{b.StartLine, b.StartCol}) && before([2]int{b.EndLine, b.EndCol}, d.end)
+}
+
+// blocks lists the blocks of bin that lie in d.
+func (d funcDecl) blocks(bin *instrument.Binary) []int {
+	var out []int
+	for i, b := range bin.Blocks {
+		if d.holds(b) {
+			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// functionBlocks returns, for each changed block, the blocks of the function
+// declaration that holds it (only the block itself when it is in none), and the
+// blocks of the functions of the same package that call one of those (by name:
+// a method is taken for any method of that name; one level of calls).
+func functionBlocks(bin *instrument.Binary, changed []int) (funcs [][]int, callers []int) {
+	decls := map[int][]funcDecl{} // file index → its functions
+	for _, c := range changed {
+		if fi := bin.Blocks[c].File; decls[fi] == nil {
+			decls[fi] = parseFuncs(bin, fi)
+		}
+	}
+	funcs = make([][]int, len(changed))
+	names := map[string]bool{}   // the changed functions' names
+	holding := map[[3]int]bool{} // and their positions (file, line, column)
+	dirs := map[string]bool{}    // the changed files' directories (packages)
+	for k, c := range changed {
+		cb := bin.Blocks[c]
+		funcs[k] = []int{c}
+		dirs[filepath.Dir(bin.Files[cb.File])] = true
+		for _, d := range decls[cb.File] {
+			if d.holds(cb) {
+				funcs[k] = d.blocks(bin)
+				names[d.name] = true
+				holding[[3]int{d.file, d.start[0], d.start[1]}] = true
+				break
+			}
+		}
+	}
+	if len(names) == 0 {
+		return funcs, nil
+	}
+	for fi, f := range bin.Files {
+		if !dirs[filepath.Dir(f)] {
+			continue
+		}
+		if decls[fi] == nil {
+			decls[fi] = parseFuncs(bin, fi)
+		}
+		for _, d := range decls[fi] {
+			if holding[[3]int{d.file, d.start[0], d.start[1]}] {
+				continue
+			}
+			for name := range d.calls {
+				if names[name] {
+					callers = append(callers, d.blocks(bin)...)
+					break
+				}
+			}
+		}
+	}
+	return funcs, callers
 }
 
 // setFocus learns the changed blocks and comparison sites of a new build:
@@ -227,7 +296,7 @@ func (s *Session) setFocus(bin *instrument.Binary) {
 		lines = s.e.opts.Focus.Files
 	}
 	changed := changedBlocks(bin, bt.blocks, prev, lines)
-	funcs := functionBlocks(bin, changed)
+	funcs, callers := functionBlocks(bin, changed)
 	var sites []uint32
 	var siteCov []int
 	if prev != nil || lines != nil {
@@ -244,7 +313,7 @@ func (s *Session) setFocus(bin *instrument.Binary) {
 		s.mu.Unlock()
 		return
 	}
-	s.focus = focusState{texts: bt.blockSet, lines: bt.siteLines, changed: changed, funcs: funcs, sites: sites, siteCov: siteCov,
+	s.focus = focusState{texts: bt.blockSet, lines: bt.siteLines, changed: changed, funcs: funcs, callers: callers, sites: sites, siteCov: siteCov,
 		active: len(changed) > 0 && !s.e.opts.NoFocus, gained: time.Now()}
 	s.mu.Unlock()
 }
@@ -269,7 +338,8 @@ func sameTexts(a, b map[string]map[string]int) bool {
 // focusLocked returns the focus to send the workers: nil when there is none, an
 // empty Focus when it was just cleared. Its frontier is the unreached changed
 // blocks and the reached blocks of their functions; nearer are the reached
-// changed blocks of those functions and the comparison sites on changed lines.
+// changed blocks of those functions and the comparison sites on changed lines;
+// farther, the reached blocks of the functions calling them.
 func (s *Session) focusLocked() *fuzzrt.Focus {
 	f := &s.focus
 	if !f.active {
@@ -310,6 +380,11 @@ func (s *Session) focusLocked() *fuzzrt.Focus {
 			if reached(b) {
 				add(&focus.Counters, b)
 			}
+		}
+	}
+	for _, b := range f.callers { // those already in the focus stay in their tier
+		if reached(b) {
+			add(&focus.Callers, b)
 		}
 	}
 	return focus

@@ -28,6 +28,14 @@ func B(s string) int {
 	}
 	return n
 }
+
+// C calls B.
+func C(s string) int {
+	if s == "" {
+		return 0
+	}
+	return B(s) + 1
+}
 `
 
 // focusV2 moves A below B (moved code is not changed) and adds a branch to B.
@@ -51,6 +59,14 @@ func A(x int) int {
 		return 1
 	}
 	return 0
+}
+
+// C calls B.
+func C(s string) int {
+	if s == "" {
+		return 0
+	}
+	return B(s) + 1
 }
 `
 
@@ -98,7 +114,18 @@ func TestChangedBlocks(t *testing.T) {
 		t.Errorf("the new branch's body is not among the changed blocks (starting at lines %v)", lines)
 	}
 	// Its function is B: every block of B, none of A.
-	for k, fn := range functionBlocks(v2, changed) {
+	funcs, callers := functionBlocks(v2, changed)
+	// C calls B: its blocks are the callers', and only they.
+	cStart := markerLine(t, file, "func C(")
+	if len(callers) == 0 {
+		t.Errorf("no caller blocks, want those of C (from line %d)", cStart)
+	}
+	for _, b := range callers {
+		if l := v2.Blocks[b].StartLine; l < cStart {
+			t.Errorf("caller block at line %d, outside C (from line %d)", l, cStart)
+		}
+	}
+	for k, fn := range funcs {
 		for _, b := range fn {
 			if l := v2.Blocks[b].StartLine; l < 3 || l > 14 {
 				t.Errorf("changed block %d: its function holds the block at line %d, outside B", changed[k], l)

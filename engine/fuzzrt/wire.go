@@ -36,11 +36,12 @@ type Request struct {
 
 // Focus is where changed code is (engine/focus.go): the entries reaching its
 // counters get more energy and comparison rounds first, those reaching Near
-// the most, and the comparisons at Sites are tried first in those rounds.
+// the most, those reaching only Callers a little more than the rest, and the comparisons at Sites are tried first in those rounds.
 type Focus struct {
 	Counters []uint32 `json:"counters,omitempty"` // the frontier: unreached changed blocks, reached blocks of their functions
 	Near     []uint32 `json:"near,omitempty"`     // the changed code reached next to them: blocks, comparison sites' counters
 	Sites    []uint32 `json:"sites,omitempty"`    // comparison sites on changed lines (hook site numbers)
+	Callers  []uint32 `json:"callers,omitempty"`  // farther: reached blocks of the functions calling the frontier's
 }
 
 // FuzzArgs starts the loop from the initial corpus (seeds, cached corpus) sent

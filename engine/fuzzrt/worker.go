@@ -53,6 +53,10 @@ type corpusItem struct {
 // and its square that of entries reaching its nearer part.
 const focusBoost = 8
 
+// tierBoost is the energy factor of an entry by the nearest part of the focus it
+// reaches: none, the callers of the changed functions, the frontier, nearer.
+var tierBoost = [...]float64{1, 2, focusBoost, focusBoost * focusBoost}
+
 // cmpEvery is how often (in executions) the loop runs a comparison round.
 const cmpEvery = 64
 
@@ -68,7 +72,7 @@ type worker struct {
 	corpus    []corpusItem
 	cum       []float64 // cumulative weights of corpus, for picking (see reweigh)
 	hits      []int32   // per counter: corpus entries reaching it
-	focus     []uint8   // per counter: 1 in the focus's frontier, 2 nearer (changed code); nil: no focus
+	focus     []uint8   // per counter: its tier in the focus (tierBoost's index: 1 callers, 2 frontier, 3 nearer); nil: no focus
 	focused   []int     // corpus entries reaching the focus's nearest part reached (see reweigh)
 	mut       *Mutator
 	tokens    int // dictionary tokens added so far
@@ -152,9 +156,9 @@ func (w *worker) handle(r Request) {
 		w.mut = nil
 	case r.Focus != nil:
 		w.focus = nil
-		if len(r.Focus.Counters)+len(r.Focus.Near) > 0 {
+		if len(r.Focus.Counters)+len(r.Focus.Near)+len(r.Focus.Callers) > 0 {
 			w.focus = make([]uint8, len(w.seen))
-			for tier, cs := range [][]uint32{r.Focus.Counters, r.Focus.Near} {
+			for tier, cs := range [][]uint32{r.Focus.Callers, r.Focus.Counters, r.Focus.Near} {
 				for _, c := range cs {
 					if int(c) < len(w.focus) {
 						w.focus[c] = max(w.focus[c], uint8(tier+1))
@@ -239,8 +243,8 @@ func (w *worker) addItem(it corpusItem) {
 
 // reweigh computes each entry's energy, an entropic-style score: entries that reach
 // blocks few other entries reach, small entries and fast ones are picked more often,
-// those reaching the focus's frontier focusBoost times more, those reaching its
-// nearer part focusBoost² times.
+// and those reaching the focus by tierBoost: its frontier focusBoost times more,
+// its nearer part focusBoost² times, only the callers of the changed functions twice.
 func (w *worker) reweigh() {
 	var total time.Duration
 	timed := 0
@@ -297,9 +301,7 @@ func (w *worker) reweigh() {
 			speed = min(2, max(0.25, float64(avg)/float64(it.dur)))
 		}
 		it.weight = (0.1 + rare) * sizeFactor * speed
-		for range tier {
-			it.weight *= focusBoost
-		}
+		it.weight *= tierBoost[tier]
 		if tier > 0 && tier >= top {
 			if tier > top {
 				top, w.focused = tier, w.focused[:0]

@@ -47,7 +47,8 @@ func TestReweigh(t *testing.T) {
 
 // TestReweighFocus: with a focus, an entry reaching the function of an unreached
 // changed block (the frontier) outweighs one that does not, one reaching the
-// changed code next to it (nearer) outweighs both, and comparison rounds pick
+// changed code next to it (nearer) outweighs both, one reaching only a caller of
+// that function weighs twice what it did, and comparison rounds pick
 // among the nearest reached; an empty focus restores the weights.
 func TestReweighFocus(t *testing.T) {
 	w := &worker{rt: &runtimeState{}, seen: make([]uint8, 4), mut: NewMutator(1)}
@@ -55,13 +56,13 @@ func TestReweighFocus(t *testing.T) {
 		{vals: []any{"a"}, cov: []uint32{0<<8 | 1}},                     // elsewhere
 		{vals: []any{"b"}, cov: []uint32{0<<8 | 1, 1<<8 | 1}},           // the changed block's function
 		{vals: []any{"c"}, cov: []uint32{0<<8 | 1, 1<<8 | 1, 2<<8 | 1}}, // and the changed comparison
-		{vals: []any{"d"}, cov: []uint32{0<<8 | 1, 3<<8 | 1}},           // elsewhere, rarer
+		{vals: []any{"d"}, cov: []uint32{0<<8 | 1, 3<<8 | 1}},           // a caller of the changed function
 	}
 	w.reweigh()
 	wt := func(i int) float64 { return w.corpus[i].weight }
 	before := []float64{wt(0), wt(1), wt(2), wt(3)}
-	w.handle(Request{Focus: &Focus{Counters: []uint32{1}, Near: []uint32{2}, Sites: []uint32{5}}}) // reweighs
-	for i, boost := range []float64{1, focusBoost, focusBoost * focusBoost, 1} {
+	w.handle(Request{Focus: &Focus{Counters: []uint32{1}, Near: []uint32{2}, Sites: []uint32{5}, Callers: []uint32{3}}}) // reweighs
+	for i, boost := range []float64{1, focusBoost, focusBoost * focusBoost, 2} {
 		if got := wt(i) / before[i]; got < boost*0.999 || got > boost*1.001 {
 			t.Errorf("entry %d weighs %.2f times what it did without a focus, want %v", i, got, boost)
 		}
