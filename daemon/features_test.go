@@ -519,12 +519,7 @@ func TestClientFileEventsWhenWatcherFails(t *testing.T) {
 // definition"), not before: a build has thousands of such files.
 func TestCoverageOfOpenDependency(t *testing.T) {
 	requireEngine(t)
-	root := testws.Write(t, map[string]string{
-		"app/go.mod":      "module example.com/app\n\ngo 1.22\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
-		"app/app_test.go": "package app\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc FuzzParse(f *testing.F) {\n\tf.Add([]byte(\"x\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { dep.Parse(b) })\n}\n",
-		"dep/go.mod":      "module example.com/dep\n\ngo 1.22\n",
-		"dep/dep.go":      "package dep\n\n// Parse counts the bytes that are letters.\nfunc Parse(b []byte) int {\n\tn := 0\n\tfor _, c := range b {\n\t\tif c >= 'a' && c <= 'z' {\n\t\t\tn++\n\t\t}\n\t}\n\treturn n\n}\n",
-	})
+	root := testws.Txtar(t, "testdata/opendep.txtar")
 	app, depGo := filepath.Join(root, "app"), filepath.Join(root, "dep", "dep.go")
 	depURI := string(uri.File(depGo))
 	p := startInProcess(t, Options{BatchDelay: 100 * time.Millisecond})

@@ -13,14 +13,10 @@ import (
 	"fuzzls.dev/fuzzls/internal/testws"
 )
 
-// napModule writes a module whose one target takes 20 ms an input, asleep: the
-// adaptive hang limit for it is the floor, 0.5 s.
+// napModule writes testdata/nap.txtar, a module whose one target takes 20 ms an
+// input, asleep: the adaptive hang limit for it is the floor, 0.5 s.
 func napModule(t *testing.T) string {
-	return testws.Write(t, map[string]string{
-		"go.mod":      "module example.com/nap\n\ngo 1.22\n",
-		"nap.go":      "package nap\n\nimport \"time\"\n\n// Nap takes 20 ms.\nfunc Nap(b []byte) int {\n\ttime.Sleep(20 * time.Millisecond)\n\treturn len(b)\n}\n",
-		"nap_test.go": "package nap\n\nimport \"testing\"\n\nfunc FuzzNap(f *testing.F) {\n\tf.Add([]byte(\"zz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Nap(b) })\n}\n",
-	})
+	return testws.Txtar(t, "testdata/nap.txtar")
 }
 
 // TestStarvedWorkerIsNotAHang stops the worker from outside (SIGSTOP: a machine

@@ -15,55 +15,15 @@ import (
 	"fuzzls.dev/fuzzls/internal/testws"
 )
 
-// bigSeeds is a package whose targets have big seeds: FuzzBig's f.Add values and
-// testdata file come to about 45 MB in the `go test fuzz v1` encoding (a zero byte
-// is four characters), past every bound a single message once had (16 MiB read by
-// the coordinator, 8 MiB by a worker, 4 MiB of shared memory); FuzzLarge fails only
-// on inputs of 100,000 bytes or more other than its 150,000-byte seed.
-var bigSeeds = map[string]string{
-	"go.mod": "module example.com/big\n\ngo 1.22\n",
-	"big_test.go": `package big
-
-import (
-	"bytes"
-	"testing"
-)
-
-func FuzzBig(f *testing.F) {
-	for i := range 8 {
-		f.Add(bytes.Repeat([]byte{byte(i)}, 1<<20))
-	}
-	f.Add(make([]byte, 5<<20))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) > 3 && b[0] == 'F' && b[1] == 'U' {
-			t.Log("nearly")
-		}
-	})
-}
-
-func FuzzMany(f *testing.F) {
-	for i := range 2000 {
-		f.Add(i)
-	}
-	f.Fuzz(func(t *testing.T, i int) {})
-}
-
-func FuzzLarge(f *testing.F) {
-	f.Add(make([]byte, 150000))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) >= 100000 && len(b) != 150000 {
-			panic("large input") // MARK:large
-		}
-	})
-}
-`,
-}
+// bigSeeds is testdata/bigseeds.txtar: targets with seeds past every bound a
+// message once had (its comment says which).
+const bigSeeds = "testdata/bigseeds.txtar"
 
 // TestBigSeeds: a seed set bigger than any fixed message bound is streamed to the
 // coordinator and to each worker; fuzzing starts, and the seeds are counted in a
 // SeedsEvent.
 func TestBigSeeds(t *testing.T) {
-	dir := testws.Write(t, bigSeeds)
+	dir := testws.Txtar(t, bigSeeds)
 	file := filepath.Join(dir, "testdata", "fuzz", "FuzzBig", "big")
 	os.MkdirAll(filepath.Dir(file), 0o755)
 	if err := os.WriteFile(file, fuzzrt.Marshal([]any{bytes.Repeat([]byte{1, 0}, 1<<20)}), 0o644); err != nil {
@@ -87,7 +47,7 @@ func TestBigSeeds(t *testing.T) {
 // TestManySeeds: thousands of seeds stay in the corpus while the workers run them:
 // the corpus minimization drops only entries known to add nothing.
 func TestManySeeds(t *testing.T) {
-	dir := testws.Write(t, bigSeeds)
+	dir := testws.Txtar(t, bigSeeds)
 	s, _ := fuzzOnce(t, dir, "FuzzMany", Options{Parallel: 2, FuzzTime: 3 * time.Second})
 	if st := s.Stats(); st.Corpus < 2000 {
 		t.Errorf("stats %+v: the corpus lost seeds", st)
@@ -97,7 +57,7 @@ func TestManySeeds(t *testing.T) {
 // TestLargeInputs (issue 24, item 2): the mutations of a 150,000-byte seed keep
 // its size, so a failure on inputs of 100,000 bytes or more is found.
 func TestLargeInputs(t *testing.T) {
-	dir := testws.Write(t, bigSeeds)
+	dir := testws.Txtar(t, bigSeeds)
 	s, _ := fuzzOnce(t, dir, "FuzzLarge", Options{Parallel: 1, FuzzTime: 60 * time.Second, MinimizeTime: 5 * time.Second})
 	cs := s.Crashes()
 	if len(cs) != 1 || cs[0].Kind != KindPanic || cs[0].Line != markerLine(t, filepath.Join(dir, "big_test.go"), "MARK:large") {

@@ -61,11 +61,7 @@ func TestBlindMutationFails(t *testing.T) {
 // in a file whose old-style // +build line makes that line a new one, is still
 // reported at its own line.
 func TestOldGoLineMagic(t *testing.T) {
-	dir := testws.Write(t, map[string]string{
-		"go.mod":      "module example.com/old\n\ngo 1.16\n",
-		"old.go":      "// +build !nosuchtag\n\npackage old\n\nimport \"encoding/binary\"\n\n// Magic panics on a magic number.\nfunc Magic(b []byte) {\n\tif len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0x5A17C0DE {\n\t\tpanic(\"magic\") // MARK:magic\n\t}\n}\n",
-		"old_test.go": "package old\n\nimport \"testing\"\n\nfunc FuzzMagic(f *testing.F) {\n\tf.Add([]byte(\"zzzz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Magic(b) })\n}\n",
-	})
+	dir := testws.Txtar(t, "testdata/oldgo.txtar")
 	s, _ := fuzzOnce(t, dir, "FuzzMagic", Options{Parallel: 2, FuzzTime: 30 * time.Second})
 	cs := s.Crashes()
 	if len(cs) != 1 {

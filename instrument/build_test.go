@@ -92,17 +92,12 @@ func lineWith(t *testing.T, text, s string) string {
 
 // dotImportModule: package b dot-imports package a, as expr-lang/expr's checker
 // does; both are instrumented.
-var dotImportModule = map[string]string{
-	"go.mod":      "module example.com/m\n\ngo 1.22\n",
-	"a/a.go":      "package a\n\nfunc Check(b []byte) bool {\n\tif len(b) > 2 && b[0] == 'x' {\n\t\treturn true\n\t}\n\treturn false\n}\n",
-	"b/b.go":      "package b\n\nimport . \"example.com/m/a\"\n\nfunc Parse(b []byte) bool {\n\tif Check(b) {\n\t\treturn len(b) > 4\n\t}\n\treturn false\n}\n",
-	"b/b_test.go": "package b\n\nimport (\n\t\"testing\"\n\n\t. \"example.com/m/a\"\n)\n\nfunc FuzzParse(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) {\n\t\tif Parse(b) && !Check(b) {\n\t\t\tt.Fatal(\"inconsistent\")\n\t\t}\n\t})\n}\n",
-}
+const dotImportModule = "testdata/dotimport.txtar"
 
 // TestDotImport: the names instrumentation declares cannot clash through a dot
 // import (they did: FuzzlsCounters_0 in both packages).
 func TestDotImport(t *testing.T) {
-	dir := testws.Write(t, dotImportModule)
+	dir := testws.Txtar(t, dotImportModule)
 	pkgs, err := new(Loader).Load(t.Context(), filepath.Join(dir, "b"), ".")
 	if err != nil || len(pkgs) != 1 {
 		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
@@ -130,12 +125,11 @@ func TestDotImport(t *testing.T) {
 // compiler's "[physical position]": here a user identifier is made to clash with
 // a declaration the instrumentation adds.
 func TestGeneratedCodeError(t *testing.T) {
-	files := map[string]string{}
-	for k, v := range dotImportModule {
-		files[k] = v
+	dir := testws.Txtar(t, dotImportModule)
+	clash := "package b\n\nvar " + CounterVar(NewFileID("example.com/m/b", 0)) + " int\n"
+	if err := os.WriteFile(filepath.Join(dir, "b", "clash.go"), []byte(clash), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	files["b/clash.go"] = "package b\n\nvar " + CounterVar(NewFileID("example.com/m/b", 0)) + " int\n"
-	dir := testws.Write(t, files)
 	pkgs, err := new(Loader).Load(t.Context(), filepath.Join(dir, "b"), ".")
 	if err != nil || len(pkgs) != 1 {
 		t.Fatalf("load: %v (%d packages)", err, len(pkgs))

@@ -1,8 +1,9 @@
 package instrument
 
 import (
-	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,11 +50,8 @@ func TestPredatesHooks(t *testing.T) {
 func TestOldGoLine(t *testing.T) {
 	for _, v := range []string{"1.16", "1.18", "1.20", "1.22"} {
 		t.Run("go"+v, func(t *testing.T) {
-			dir := testws.Write(t, map[string]string{
-				"go.mod":      fmt.Sprintf("module example.com/old\n\ngo %s\n", v),
-				"old.go":      "package old\n\n// Magic reports whether b starts with a magic byte.\nfunc Magic(b []byte) bool {\n\treturn len(b) > 3 && b[0] == 0x42\n}\n",
-				"old_test.go": "package old\n\nimport \"testing\"\n\nfunc FuzzMagic(f *testing.F) {\n\tf.Add([]byte(\"zz\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Magic(b) })\n}\n",
-			})
+			dir := testws.Txtar(t, "testdata/oldgo.txtar")
+			setGoLine(t, filepath.Join(dir, "go.mod"), v)
 			bin := buildOne(t, dir)
 			if bin.CmpCounters == 0 {
 				t.Errorf("no comparison sites: b[0] == 0x42 was not hooked")
@@ -65,25 +63,29 @@ func TestOldGoLine(t *testing.T) {
 	}
 }
 
+// setGoLine sets the go line of the go.mod file at path to v.
+func setGoLine(t *testing.T, path, v string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^go .*$`)
+	if !re.Match(data) {
+		t.Fatalf("%s has no go line", path)
+	}
+	if err := os.WriteFile(path, re.ReplaceAll(data, []byte("go "+v)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDependencyGoLines: dependencies whose go.mod names go 1.18 (generics, but
 // an interface type does not satisfy comparable before go 1.20) or no go line at
 // all (go 1.16 to the toolchain, as gopkg.in/yaml.v3's) get their hooks too. The
 // build used to fail with them and fall back, silently, to no comparison hooks
 // in any package.
 func TestDependencyGoLines(t *testing.T) {
-	dep := "package %s\n\nimport \"errors\"\n\nvar errShort = errors.New(\"short\")\n\n" +
-		"// Check wants a tile of at least 8 and an error that is errShort.\n" +
-		"func Check(w int, err error) bool {\n\treturn w >= 8 && err == errShort\n}\n"
-	dir := testws.Write(t, map[string]string{
-		"go.mod": "module example.com/app\n\ngo 1.22\n\nrequire (\n\texample.com/nogo v0.0.0\n\texample.com/go18 v0.0.0\n)\n\n" +
-			"replace example.com/nogo => ./nogo\n\nreplace example.com/go18 => ./go18\n",
-		"nogo/go.mod":  "module example.com/nogo\n",
-		"nogo/nogo.go": fmt.Sprintf(dep, "nogo"),
-		"go18/go.mod":  "module example.com/go18\n\ngo 1.18\n",
-		"go18/go18.go": fmt.Sprintf(dep, "go18"),
-		"app.go":       "package app\n\nimport (\n\t\"example.com/go18\"\n\t\"example.com/nogo\"\n)\n\nfunc Both(w int) bool { return nogo.Check(w, nil) || go18.Check(w, nil) }\n",
-		"app_test.go":  "package app\n\nimport \"testing\"\n\nfunc FuzzBoth(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, w int) { Both(w) })\n}\n",
-	})
+	dir := testws.Txtar(t, "testdata/deplines.txtar")
 	bin := buildOne(t, dir)
 	if len(bin.Warnings) > 0 {
 		t.Errorf("warnings: %q", bin.Warnings)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // TestSARIF runs CI mode over ./... (two targets, one budget) with -sarif and
@@ -23,23 +25,7 @@ func TestSARIF(t *testing.T) {
 	known := filepath.Join(dir, "testdata", "fuzz", "FuzzEval", "divzero")
 	os.MkdirAll(filepath.Dir(known), 0o755)
 	os.WriteFile(known, []byte("go test fuzz v1\nstring(\"7/0\")\n"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "more"), 0o755)
-	os.WriteFile(filepath.Join(dir, "more", "more.go"), []byte(`package more
-
-func Check(b []byte) {
-	if len(b) > 2 && b[0] > b[1] {
-		panic("out of order") // MARK:more
-	}
-}
-`), 0o644)
-	os.WriteFile(filepath.Join(dir, "more", "more_test.go"), []byte(`package more
-
-import "testing"
-
-func FuzzCheck(f *testing.F) {
-	f.Fuzz(func(t *testing.T, b []byte) { Check(b) })
-}
-`), 0o644)
+	testws.TxtarInto(t, dir, "testdata/more.txtar")
 	sarif := filepath.Join(t.TempDir(), "fuzz.sarif")
 	cmd := exec.Command(bin, "fuzz", "-budget", "3m", "-sarif", sarif, "-minimizetime", "5s", "-cachedir", t.TempDir(), "./...")
 	cmd.Dir = dir

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // TestConformance runs each case of testdata/conformance side by side with
@@ -183,27 +185,11 @@ func goVersion(t *testing.T) string {
 	return v
 }
 
-// write makes a fresh copy of the case's module.
-func (c *confCase) write(t *testing.T) string {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range c.ar.Files {
-		p := filepath.Join(dir, f.Name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // where is the failure's place as both tools print it: "x_test.go:12".
 func (c *confCase) where() string { return fmt.Sprintf("%s:%d", filepath.Base(c.file), c.line) }
 
 func (c *confCase) checkGoTest(t *testing.T) {
-	dir := c.write(t)
+	dir := testws.Archive(t, c.ar)
 	cmd := exec.Command("go", "test", "-run=^$", "-fuzz=^"+c.target+"$", "-fuzztime="+c.fuzztime, "-parallel=1", ".")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -250,7 +236,7 @@ func (c *confCase) checkGoTest(t *testing.T) {
 }
 
 func (c *confCase) checkFuzzls(t *testing.T, bin string) {
-	dir := c.write(t)
+	dir := testws.Archive(t, c.ar)
 	args := append([]string{"fuzz", "-json", "-parallel", "1", "-minimizetime", "5s", "-fuzztime", c.fuzztime,
 		"-cachedir", t.TempDir(), "-run", "^" + c.target + "$"}, c.args...)
 	cmd := exec.Command(bin, append(args, ".")...)

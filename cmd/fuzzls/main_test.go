@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // buildFuzzls builds the real binary once per test run.
@@ -25,15 +27,8 @@ func buildFuzzls(t *testing.T) string {
 	return bin
 }
 
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	out, err := exec.Command("cp", "-r", src+"/.", dst).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	return dst
-}
+// copyDir copies the example workspace src into a scratch directory the test may write.
+func copyDir(t *testing.T, src string) string { return testws.Copy(t, src) }
 
 func exitCode(err error) int {
 	var ee *exec.ExitError

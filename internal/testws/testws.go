@@ -1,12 +1,15 @@
 // Package testws gives tests a scratch copy of an example workspace, so that a test
 // can edit it, and check that a run leaves it byte-for-byte unchanged, without
-// touching testdata/.
+// touching testdata/: a copy of a directory (Copy), or the files of a txtar
+// archive, as cmd/go's script tests keep theirs (Txtar).
 package testws
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 )
 
 // Copy copies the tree at src into a fresh temporary directory (symlinks in its
@@ -44,22 +47,70 @@ func CopyDir(src, dst string) (string, error) {
 	return filepath.EvalSymlinks(dst)
 }
 
+// Txtar makes a workspace of the files of the txtar archive at path (its
+// comment says what the workspace is for) in a fresh temporary directory
+// (symlinks in its path resolved) and returns it.
+func Txtar(t testing.TB, path string) string {
+	t.Helper()
+	dir := tempDir(t)
+	TxtarInto(t, dir, path)
+	return dir
+}
+
+// TxtarInto writes the files of the txtar archive at path into dir, a
+// workspace the test adds them to.
+func TxtarInto(t testing.TB, dir, path string) {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ar.Files) == 0 {
+		t.Fatalf("%s: no files", path)
+	}
+	writeFiles(t, dir, ar.Files)
+}
+
+// Archive makes a workspace of the files of ar, as Txtar.
+func Archive(t testing.TB, ar *txtar.Archive) string {
+	t.Helper()
+	dir := tempDir(t)
+	writeFiles(t, dir, ar.Files)
+	return dir
+}
+
 // Write makes a workspace of the given files (path relative to the root → text)
 // in a fresh temporary directory (symlinks in its path resolved) and returns it.
 func Write(t testing.TB, files map[string]string) string {
 	t.Helper()
-	dst, err := filepath.EvalSymlinks(t.TempDir())
+	var fs []txtar.File
+	for name, text := range files {
+		fs = append(fs, txtar.File{Name: name, Data: []byte(text)})
+	}
+	dir := tempDir(t)
+	writeFiles(t, dir, fs)
+	return dir
+}
+
+// tempDir is a fresh temporary directory, symlinks in its path resolved.
+func tempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range files {
-		p := filepath.Join(dst, name)
+	return dir
+}
+
+func writeFiles(t testing.TB, dir string, files []txtar.File) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dst
 }
