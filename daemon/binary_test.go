@@ -129,7 +129,7 @@ func TestBinaryInitializeShutdownExit(t *testing.T) {
 	p := startProcess(t, "FUZZLS_TESTMAIN_TESTCOMMANDS=1")
 	p.initialize(t.TempDir(), nil)
 	p.status()
-	if _, err := p.command(commandTestSleep, map[string]int{"ms": 10}); err != nil {
+	if _, err := p.Command(commandTestSleep, map[string]int{"ms": 10}); err != nil {
 		t.Fatalf("test command: %v", err)
 	}
 	if err := p.Server.Shutdown(p.Ctx); err != nil {
@@ -148,7 +148,7 @@ func TestBinaryInitializeShutdownExit(t *testing.T) {
 func TestBinaryExitsWhenStdinCloses(t *testing.T) {
 	p := startProcess(t, "FUZZLS_TESTMAIN_TESTCOMMANDS=1")
 	p.initialize(t.TempDir(), nil)
-	go func() { _, _ = p.command(commandTestSleep, map[string]int{"ms": 60000}) }()
+	go func() { _, _ = p.Command(commandTestSleep, map[string]int{"ms": 60000}) }()
 	time.Sleep(200 * time.Millisecond)
 	if code := p.closeStdin(t, 10*time.Second); code != 1 {
 		t.Fatalf("exit code without shutdown = %d, want 1", code)

@@ -102,11 +102,6 @@ func (c *lspConn) initializeWith(dir string, initOpts any, edit func(*protocol.C
 	return res
 }
 
-// command runs workspace/executeCommand with one argument (nil: none).
-func (c *lspConn) command(name string, arg any) (json.RawMessage, error) {
-	return c.Command(name, arg)
-}
-
 func (c *lspConn) open(path string) {
 	c.t.Helper()
 	c.openText(path, mustRead(c.t, path))

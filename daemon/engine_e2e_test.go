@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/proc"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -45,7 +45,7 @@ func TestEngineEndToEnd(t *testing.T) {
 	calcURI := string(uri.File(calcGo))
 
 	start := time.Now()
-	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"}); err != nil {
+	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzEval"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	c.await(t, "coverage for calc.go", 2*time.Minute, func() bool {
@@ -56,7 +56,7 @@ func TestEngineEndToEnd(t *testing.T) {
 	t.Logf("first coverage after %v", time.Since(start))
 
 	// Workers run now; remember them.
-	workers := descendants(p.Cmd.Process.Pid)
+	workers := proc.Descendants(p.Cmd.Process.Pid)
 	t.Logf("server %d has descendants %v", p.Cmd.Process.Pid, workers)
 
 	c.await(t, "crash diagnostic on the division", 3*time.Minute, func() bool {
@@ -125,14 +125,14 @@ func TestEngineEndToEnd(t *testing.T) {
 		t.Errorf("go test after the fix: %v\n%s", err, out)
 	}
 
-	workers = append(workers, descendants(p.Cmd.Process.Pid)...)
+	workers = append(workers, proc.Descendants(p.Cmd.Process.Pid)...)
 	_ = p.Server.Shutdown(p.Ctx)
 	_ = p.Server.Exit(p.Ctx)
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 	for _, pid := range workers {
-		if alive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("worker process %d still running after the daemon exited", pid)
 		}
 	}
@@ -144,7 +144,7 @@ func TestEngineWorkersGoWhenClientGoes(t *testing.T) {
 	dir := copyDir(t, "../testdata/calc")
 	p := startProcess(t)
 	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
-	if _, err := p.command(fproto.CommandStart, nil); err != nil {
+	if _, err := p.Command(fproto.CommandStart, nil); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	c := p.lspConn
@@ -153,14 +153,14 @@ func TestEngineWorkersGoWhenClientGoes(t *testing.T) {
 			return slices.ContainsFunc(st.Sessions, func(s fproto.SessionStatus) bool { return s.State == fproto.StateFuzzing })
 		})
 	})
-	workers := descendants(p.Cmd.Process.Pid)
+	workers := proc.Descendants(p.Cmd.Process.Pid)
 	if len(workers) == 0 {
 		t.Fatal("no worker processes while fuzzing")
 	}
 	p.closeStdin(t, 30*time.Second)
 	time.Sleep(100 * time.Millisecond)
 	for _, pid := range workers {
-		if alive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("process %d still running after the client went away", pid)
 		}
 	}
@@ -174,14 +174,14 @@ func TestBuildGoesWithKilledDaemon(t *testing.T) {
 	dir := copyDir(t, "../testdata/calc")
 	p := startProcess(t, "GOCACHE="+t.TempDir())
 	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
-	if _, err := p.command(fproto.CommandStart, nil); err != nil {
+	if _, err := p.Command(fproto.CommandStart, nil); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	var build []int
 	compiling := func() bool {
-		build = descendants(p.Cmd.Process.Pid)
+		build = proc.Descendants(p.Cmd.Process.Pid)
 		for _, pid := range build {
-			if comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm")); strings.TrimSpace(string(comm)) == "compile" {
+			if proc.Name(pid) == "compile" {
 				return true
 			}
 		}
@@ -196,9 +196,8 @@ func TestBuildGoesWithKilledDaemon(t *testing.T) {
 	p.wait(t, 10*time.Second)
 	time.Sleep(time.Second)
 	for _, pid := range build {
-		if alive(pid) {
-			comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-			t.Errorf("process %d (%s) still running a second after the daemon was killed", pid, strings.TrimSpace(string(comm)))
+		if proc.Alive(pid) {
+			t.Errorf("process %d (%s) still running a second after the daemon was killed", pid, proc.Name(pid))
 			if p, err := os.FindProcess(pid); err == nil {
 				p.Kill()
 			}
@@ -245,55 +244,6 @@ func applyEdit(t *testing.T, e *protocol.WorkspaceEdit) {
 	}
 }
 
-// descendants lists the processes below pid (from /proc).
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], n)
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
-// alive reports whether pid runs (a zombie counts as gone).
-func alive(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
-}
-
 // The buildFlags setting reaches the package load and the build: a target
 // behind //go:build integration is found, fuzzed, and its bug's diagnostic
 // lands in the tagged file. Without the setting the daemon finds no such target.
@@ -307,14 +257,14 @@ func TestBuildFlagsSetting(t *testing.T) {
 
 	plain := startProcess(t)
 	plain.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
-	if _, err := plain.command(fproto.CommandStart, start); err == nil || !strings.Contains(err.Error(), "FuzzTagged (decode_integration_test.go:7, left out by //go:build integration)") {
+	if _, err := plain.Command(fproto.CommandStart, start); err == nil || !strings.Contains(err.Error(), "FuzzTagged (decode_integration_test.go:7, left out by //go:build integration)") {
 		t.Errorf("start without buildFlags: %v, want FuzzTagged left out by its constraint", err)
 	}
 
 	p := startProcess(t)
 	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir(), "buildFlags": []string{"-tags=integration"}})
 	p.open(decodeGo)
-	if _, err := p.command(fproto.CommandStart, start); err != nil {
+	if _, err := p.Command(fproto.CommandStart, start); err != nil {
 		t.Fatalf("start with buildFlags: %v", err)
 	}
 	c := p.lspConn

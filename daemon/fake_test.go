@@ -39,7 +39,7 @@ func TestEnginePanicIsAnError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startInProcess(t, tc.opts)
 			p.initialize(dir, nil)
-			_, err := p.command(fproto.CommandStart, nil)
+			_, err := p.Command(fproto.CommandStart, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("start = %v, want an error with %q", err, tc.want)
 			}

@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/lspclient"
 	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -63,7 +64,7 @@ func startCalcWith(t *testing.T, opts Options, initOpts map[string]any, caps fun
 
 func (w *calcWorkspace) start(t *testing.T) {
 	t.Helper()
-	if _, err := w.command(fproto.CommandStart, fproto.TargetArgs{URI: string(w.testURI), Target: "FuzzEval"}); err != nil {
+	if _, err := w.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(w.testURI), Target: "FuzzEval"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 }
@@ -119,14 +120,10 @@ func (w *calcWorkspace) lenses(t *testing.T) []protocol.CodeLens {
 // place) and sends didSave.
 func (w *calcWorkspace) save(t *testing.T, path, text string) {
 	t.Helper()
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+	if err := lspclient.WriteFile(path, text); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Server.DidSave(w.Ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}}); err != nil {
+	if err := w.Save(path); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -148,7 +145,7 @@ func TestCrashFeatures(t *testing.T) {
 	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &ta); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.command(lenses[0].Command.Command, ta); err != nil {
+	if _, err := w.Command(lenses[0].Command.Command, ta); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	c.await(t, "build progress begin", 10*time.Second, func() bool { return slices.Contains(c.progress(), "begin:Building FuzzEval") })
@@ -262,16 +259,16 @@ func TestCrashFeatures(t *testing.T) {
 	}
 
 	// The commands.
-	raw, err := w.command(fproto.CommandShowInput, fproto.CrashArgs{Crash: data.Crash})
+	raw, err := w.Command(fproto.CommandShowInput, fproto.CrashArgs{Crash: data.Crash})
 	var si fproto.ShowInputResult
 	if err != nil || json.Unmarshal(raw, &si) != nil || si.Input != string(seed) {
 		t.Errorf("showInput = %s, %v", raw, err)
 	}
-	if _, err := w.command(fproto.CommandAddSeed, fproto.CrashArgs{Crash: data.Crash}); err != nil {
+	if _, err := w.Command(fproto.CommandAddSeed, fproto.CrashArgs{Crash: data.Crash}); err != nil {
 		t.Errorf("addSeed: %v", err)
 	}
 	c.await(t, "applyEdit from fuzzls.addSeed", 10*time.Second, func() bool { return len(c.Applied) == 1 })
-	if _, err := w.command(fproto.CommandAddToCorpus, fproto.CrashArgs{Crash: data.Crash}); err != nil {
+	if _, err := w.Command(fproto.CommandAddToCorpus, fproto.CrashArgs{Crash: data.Crash}); err != nil {
 		t.Fatalf("addToCorpus: %v", err)
 	}
 	if got, err := os.ReadFile(wantSeed); err != nil || string(got) != string(seed) {
@@ -282,7 +279,7 @@ func TestCrashFeatures(t *testing.T) {
 	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &ta); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.command(lenses[0].Command.Command, ta); err != nil {
+	if _, err := w.Command(lenses[0].Command.Command, ta); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	if st := w.status(); len(st.Sessions) != 0 {
@@ -524,7 +521,7 @@ func TestCoverageOfOpenDependency(t *testing.T) {
 	depURI := string(uri.File(depGo))
 	p := startInProcess(t, Options{BatchDelay: 100 * time.Millisecond})
 	p.initialize(app, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
-	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(filepath.Join(app, "app_test.go"))), Target: "FuzzParse"}); err != nil {
+	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(filepath.Join(app, "app_test.go"))), Target: "FuzzParse"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	c := p.lspConn
@@ -566,7 +563,7 @@ func TestProcessExitReachesEditor(t *testing.T) {
 		{"FuzzExit", "MARK:exit"},
 		{"FuzzLogFatal", "MARK:logfatal"},
 	} {
-		if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: tc.target}); err != nil {
+		if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: tc.target}); err != nil {
 			t.Fatalf("start %s: %v", tc.target, err)
 		}
 		line := uint32(lineOf(t, srcGo, tc.mark) - 1)

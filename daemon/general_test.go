@@ -20,6 +20,7 @@ import (
 
 	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/internal/lspclient"
+	"fuzzls.dev/fuzzls/internal/proc"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -106,7 +107,7 @@ func TestUnknownRequestAndNotification(t *testing.T) {
 func TestHandlerPanicIsRecovered(t *testing.T) {
 	p := startInProcess(t, Options{EnableTestCommands: true})
 	p.initialize(t.TempDir(), nil)
-	_, err := p.command(commandTestPanic, nil)
+	_, err := p.Command(commandTestPanic, nil)
 	if rpcCode(err) != jsonrpc2.InternalError {
 		t.Fatalf("panicking command: err = %v, want internal error", err)
 	}
@@ -135,7 +136,7 @@ func TestSlowRequestDoesNotBlockOthers(t *testing.T) {
 	p.initialize(t.TempDir(), nil)
 	slow := make(chan error, 1)
 	go func() {
-		_, err := p.command(commandTestSleep, map[string]int{"ms": 3000})
+		_, err := p.Command(commandTestSleep, map[string]int{"ms": 3000})
 		slow <- err
 	}()
 	time.Sleep(100 * time.Millisecond)
@@ -165,14 +166,14 @@ func TestPathArgumentsOutsideWorkspaceRefused(t *testing.T) {
 		"http://example.com/x_test.go",
 	} {
 		for _, cmd := range []string{fproto.CommandStart, fproto.CommandStop, fproto.CommandSeedCorpus} {
-			_, err := p.command(cmd, fproto.TargetArgs{URI: u, Target: "FuzzX"})
+			_, err := p.Command(cmd, fproto.TargetArgs{URI: u, Target: "FuzzX"})
 			if rpcCode(err) != jsonrpc2.InvalidParams {
 				t.Errorf("%s %s: err = %v, want invalid params (refused)", cmd, u, err)
 			}
 		}
 	}
 	// Inside the workspace the argument is accepted (and stopping nothing is fine).
-	if _, err := p.command(fproto.CommandStop, fproto.TargetArgs{URI: string(uri.File(filepath.Join(dir, "a_test.go"))), Target: "FuzzX"}); err != nil {
+	if _, err := p.Command(fproto.CommandStop, fproto.TargetArgs{URI: string(uri.File(filepath.Join(dir, "a_test.go"))), Target: "FuzzX"}); err != nil {
 		t.Errorf("stop inside the workspace: %v", err)
 	}
 }
@@ -181,11 +182,11 @@ func TestPathArgumentsOutsideWorkspaceRefused(t *testing.T) {
 // ErrNoShutdown, and the worker processes it started are gone.
 func TestExitWhenInputCloses(t *testing.T) {
 	w := startCalc(t, Options{}, nil)
-	before := descendants(os.Getpid())
+	before := proc.Descendants(os.Getpid())
 	w.start(t)
 	w.awaitState(t, 0, fproto.StateFuzzing)
 	var workers []int
-	for _, pid := range descendants(os.Getpid()) {
+	for _, pid := range proc.Descendants(os.Getpid()) {
 		if !slices.Contains(before, pid) {
 			workers = append(workers, pid)
 		}
@@ -203,7 +204,7 @@ func TestExitWhenInputCloses(t *testing.T) {
 		t.Fatal("Serve did not return when its input closed")
 	}
 	for _, pid := range workers {
-		if alive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("worker process %d still running after Serve returned", pid)
 		}
 	}

@@ -32,14 +32,14 @@ func TestStartAfterFailedBuild(t *testing.T) {
 			return len(st.Sessions) == 1 && st.Sessions[0].State == want
 		}
 	}
-	if _, err := p.command(fproto.CommandStart, arg); err != nil {
+	if _, err := p.Command(fproto.CommandStart, arg); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, "the build to fail", 2*time.Minute, state(fproto.StateError))
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.command(fproto.CommandStart, arg); err != nil {
+	if _, err := p.Command(fproto.CommandStart, arg); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, "fuzzing after start", 2*time.Minute, state(fproto.StateFuzzing))

@@ -33,7 +33,7 @@ func TestSyncDirFailure(t *testing.T) {
 	p := startProcess(t)
 	p.initialize(ws, map[string]any{"parallel": 1, "cacheDir": t.TempDir(), "syncDir": syncDir})
 	p.open(testGo)
-	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
+	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	c := p.lspConn
@@ -55,7 +55,7 @@ func TestImportedFailure(t *testing.T) {
 	cache := t.TempDir()
 	p.initialize(ws, map[string]any{"parallel": 1, "cacheDir": cache})
 	p.open(testGo)
-	if _, err := p.command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
+	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	c := p.lspConn

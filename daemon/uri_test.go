@@ -195,7 +195,7 @@ func TestWorkspaceURISpellings(t *testing.T) {
 	file := filepath.Join(dir, "a_test.go")
 	inside := append([]string{vscodeURI(file)}, otherSpellings(file)...)
 	for _, u := range inside {
-		if _, err := p.command(fproto.CommandStop, fproto.TargetArgs{URI: u, Target: "FuzzX"}); err != nil {
+		if _, err := p.Command(fproto.CommandStop, fproto.TargetArgs{URI: u, Target: "FuzzX"}); err != nil {
 			t.Errorf("stop %s (inside the workspace): %v", u, err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestWorkspaceURISpellings(t *testing.T) {
 		vscodeURI(dir) + "/../a_test.go",
 	}
 	for _, u := range outside {
-		if _, err := p.command(fproto.CommandStop, fproto.TargetArgs{URI: u, Target: "FuzzX"}); rpcCode(err) != jsonrpc2.InvalidParams {
+		if _, err := p.Command(fproto.CommandStop, fproto.TargetArgs{URI: u, Target: "FuzzX"}); rpcCode(err) != jsonrpc2.InvalidParams {
 			t.Errorf("stop %s (outside the workspace): err = %v, want refused", u, err)
 		}
 	}

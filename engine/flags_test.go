@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -119,7 +118,7 @@ func TestRaceWorkerReplaced(t *testing.T) {
 		t.Skip("fuzzes for real")
 	}
 	dir := copyTree(t, "../testdata/flags")
-	log := &syncWriter{w: new(strings.Builder)}
+	log := new(syncBuffer)
 	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, Build: BuildFlags{Race: true}, RSSLimitMB: 200, KeepFuzzing: true, Log: log}, nil)
 	defer e.Close()
 	targets, err := e.Targets(t.Context(), filepath.Join(dir, "racy"), ".")
@@ -145,22 +144,4 @@ func TestRaceWorkerReplaced(t *testing.T) {
 	if err := s.Wait(); err != nil {
 		t.Errorf("session: %v", err)
 	}
-}
-
-// syncWriter serializes writes (the engine logs from several goroutines).
-type syncWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }

@@ -37,7 +37,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,17 +45,16 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"fuzzls.dev/fuzzls/bench/internal/engines"
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 const module = "example.com/benchtargets"
@@ -127,41 +125,14 @@ func main() {
 	if *covBudget == 0 {
 		*covBudget = *budget
 	}
-	re, err := regexp.Compile(*targetsRE)
+	chosen, err := engines.Choose(suite, *targetsRE, func(t target) string { return t.Name })
 	check(err)
-	var chosen []target
-	for _, t := range suite {
-		if re.MatchString(t.Name) {
-			chosen = append(chosen, t)
-		}
-	}
-	if len(chosen) == 0 {
-		check(fmt.Errorf("no target matches %q", *targetsRE))
-	}
-	if _, err := os.Stat(filepath.Join("cmd", "fuzzls")); err != nil {
-		check(errors.New("run from the repository root: go run ./bench/compare"))
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	stamp := time.Now().Format("20060102-150405")
-	check(os.MkdirAll(*out, 0o755))
-	outAbs, err := filepath.Abs(*out) // the coverage replay runs in the scratch module
+	b, err := engines.Setup("compare", *out, *bin, logf)
 	check(err)
-	tmp, err := os.MkdirTemp("", "fuzzls-compare-")
-	check(err)
-	defer os.RemoveAll(tmp)
-	c := &config{budget: *budget, covBudget: *covBudget, trials: *trials, parallel: *parallel, tmp: tmp,
-		scratch: filepath.Join(tmp, "targets"),
-		logs:    filepath.Join(outAbs, "compare-"+stamp+"-logs")}
-	check(os.MkdirAll(c.logs, 0o755))
-
-	if *bin == "" {
-		logf("building fuzzls")
-	}
-	c.fuzzls, c.version, err = engines.Fuzzls(ctx, *bin, tmp)
-	check(err)
+	defer b.Close()
+	ctx := b.Ctx
+	c := &config{budget: *budget, covBudget: *covBudget, trials: *trials, parallel: *parallel, tmp: b.Tmp,
+		scratch: filepath.Join(b.Tmp, "targets"), logs: b.Logs, fuzzls: b.Fuzzls, version: b.Version}
 	check(copyTree(*srcDir, c.scratch))
 	check(checkSuite(ctx, c.scratch))
 	check(clearNativeCache(ctx))
@@ -185,12 +156,8 @@ func main() {
 		logf("interrupted: results so far")
 	}
 
-	md := report(c, chosen, runs, time.Since(started))
-	fmt.Print("\n" + md)
-	mdPath := filepath.Join(*out, "compare-"+stamp+".md")
-	check(os.WriteFile(mdPath, []byte(md), 0o644))
-	data, _ := json.MarshalIndent(runs, "", "  ")
-	check(os.WriteFile(filepath.Join(*out, "compare-"+stamp+".json"), data, 0o644))
+	mdPath, err := b.Write(report(c, chosen, runs, time.Since(started)), runs)
+	check(err)
 	logf("wrote %s (raw results beside it, logs in %s)", mdPath, c.logs)
 }
 
@@ -654,22 +621,8 @@ func secs(s float64) string {
 
 // copyTree copies the targets module, leaving out generated test data.
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() && d.Name() == "fuzz" && filepath.Base(filepath.Dir(path)) == "testdata" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	return testws.CopyTree(src, dst, func(rel string, d fs.DirEntry) bool {
+		return d.IsDir() && d.Name() == "fuzz" && filepath.Base(filepath.Dir(rel)) == "testdata"
 	})
 }
 

@@ -43,20 +43,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"fuzzls.dev/fuzzls/bench/internal/engines"
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // A target: a project's own fuzz target at a pinned version.
@@ -146,38 +144,14 @@ func main() {
 	out := flag.String("out", "bench/results", "directory for the markdown table, raw results and logs")
 	bin := flag.String("fuzzls", "", "a fuzzls binary to use (default: build ./cmd/fuzzls)")
 	flag.Parse()
-	re, err := regexp.Compile(*targetsRE)
+	chosen, err := engines.Choose(suite, *targetsRE, target.id)
 	check(err)
-	var chosen []target
-	for _, t := range suite {
-		if re.MatchString(t.id()) {
-			chosen = append(chosen, t)
-		}
-	}
-	if len(chosen) == 0 {
-		check(fmt.Errorf("no target matches %q", *targetsRE))
-	}
-	if _, err := os.Stat(filepath.Join("cmd", "fuzzls")); err != nil {
-		check(errors.New("run from the repository root: go run ./bench/compat"))
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	stamp := time.Now().Format("20060102-150405")
-	check(os.MkdirAll(*out, 0o755))
-	outAbs, err := filepath.Abs(*out)
+	b, err := engines.Setup("compat", *out, *bin, logf)
 	check(err)
-	tmp, err := os.MkdirTemp("", "fuzzls-compat-")
-	check(err)
-	defer os.RemoveAll(tmp)
-	c := &config{fuzztime: *fuzztime, parallel: *parallel, tmp: tmp,
-		logs: filepath.Join(outAbs, "compat-"+stamp+"-logs"), srcs: map[string]string{}, goroots: map[string]string{}}
-	check(os.MkdirAll(c.logs, 0o755))
-	if *bin == "" {
-		logf("building fuzzls")
-	}
-	c.fuzzls, c.version, err = engines.Fuzzls(ctx, *bin, tmp)
-	check(err)
+	defer b.Close()
+	ctx, tmp := b.Ctx, b.Tmp
+	c := &config{fuzztime: *fuzztime, parallel: *parallel, tmp: tmp, logs: b.Logs, fuzzls: b.Fuzzls, version: b.Version,
+		srcs: map[string]string{}, goroots: map[string]string{}}
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
 	check(err)
 	c.gocache = strings.TrimSpace(string(gocache))
@@ -229,12 +203,8 @@ func main() {
 	if ctx.Err() != nil {
 		logf("interrupted: results so far")
 	}
-	md := report(c, chosen, versions, results, time.Since(started))
-	fmt.Print("\n" + md)
-	mdPath := filepath.Join(*out, "compat-"+stamp+".md")
-	check(os.WriteFile(mdPath, []byte(md), 0o644))
-	data, _ := json.MarshalIndent(results, "", "  ")
-	check(os.WriteFile(filepath.Join(*out, "compat-"+stamp+".json"), data, 0o644))
+	mdPath, err := b.Write(report(c, chosen, versions, results, time.Since(started)), results)
+	check(err)
 	logf("wrote %s (raw results beside it, logs in %s)", mdPath, c.logs)
 }
 
@@ -249,7 +219,7 @@ func fetch(ctx context.Context, tmp, mod, version string) (string, error) {
 		return "", fmt.Errorf("go mod download %s@%s: %v %s", mod, version, err, info.Error)
 	}
 	dst := filepath.Join(tmp, "src", strings.NewReplacer("/", "_").Replace(mod)+"@"+version)
-	return dst, copyTree(info.Dir, dst)
+	return dst, testws.CopyTree(info.Dir, dst, nil)
 }
 
 // workdir is where t runs on Go version v (the module's copy, or the src
@@ -269,7 +239,7 @@ func (c *config) workdir(ctx context.Context, t target, v string) (dir string, e
 			}
 			root = filepath.Join(c.tmp, "goroot-"+v)
 			logf("copying the GOROOT of %s", v)
-			if err := copyTree(strings.TrimSpace(string(out)), root); err != nil {
+			if err := testws.CopyTree(strings.TrimSpace(string(out)), root, nil); err != nil {
 				return "", nil, "copying GOROOT: " + err.Error()
 			}
 			c.goroots[v] = root
@@ -665,38 +635,6 @@ func restore(dir string, set map[string]bool) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// copyTree copies src to dst, files made writable (the module cache's are not).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, to)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, data, info.Mode().Perm()|0o200)
-	})
 }
 
 func logf(format string, args ...any) {

@@ -101,11 +101,7 @@ func (d *daemon) saveText(path string, version int32, text string) error {
 	if err := d.Change(path, version, text); err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := lspclient.WriteFile(path, text); err != nil {
 		return err
 	}
 	return d.Save(path)

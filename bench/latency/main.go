@@ -257,7 +257,7 @@ func measureSaves(bin, tmp, calc string) (runs []saveRun, idle, found time.Durat
 
 		saved := time.Now()
 		d.change(calcGo, version, text)
-		writeAtomic(calcGo, text)
+		check(lspclient.WriteFile(calcGo, text))
 		d.save(calcGo)
 
 		var r saveRun
@@ -494,7 +494,7 @@ func measureFloor(tmp, calc string) time.Duration {
 	var ds []time.Duration
 	for i := range *reps + 1 {
 		text = fmt.Sprintf("// edit %d\n", i) + text
-		writeAtomic(calcGo, text)
+		check(lspclient.WriteFile(calcGo, text))
 		cmd := exec.Command("go", "test", "-c", "-vet=off", "-o", filepath.Join(tmp, "floor.test"))
 		cmd.Dir = dir
 		start := time.Now()
@@ -578,13 +578,6 @@ func copyTree(src, dst string) string {
 	dst, err := testws.CopyDir(src, dst)
 	check(err)
 	return dst
-}
-
-// writeAtomic saves as editors do: a temporary file renamed into place.
-func writeAtomic(path, text string) {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
-	check(os.WriteFile(tmp, []byte(text), 0o644))
-	check(os.Rename(tmp, path))
 }
 
 func mustRead(path string) string {

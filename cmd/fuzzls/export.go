@@ -41,6 +41,19 @@ func chooseTargets(e *engine.Engine, runRE string, patterns []string) ([]engine.
 	return out, nil
 }
 
+// subcommand is the flag set of export or import: usage is what -h prints
+// above the flags; -C is defined, which parseIn obeys.
+func subcommand(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.String("C", "", "change to this directory first")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseIn parses args and changes to the directory of the -C flag.
 func parseIn(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
 	if err := fs.Parse(args); err != nil {
@@ -54,19 +67,13 @@ func parseIn(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
 }
 
 func export(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommand("export", "usage: fuzzls export [flags] [packages]\nWrites, per target, what compile_native_go_fuzzer_v2 projects ship beside a fuzzer.", stderr)
 	runRE := fs.String("run", "", "only the targets whose names match this regular expression")
 	outDir := fs.String("o", ".", "directory to write FuzzXxx_seed_corpus.zip, FuzzXxx.dict and FuzzXxx.options into")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory of the generated corpus")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax) to add to each target's")
 	timeout := fs.Duration("timeout", 0, "the hang limit to write in the options (default 10s)")
 	rss := fs.Int("rsslimit", 2048, "the memory limit in MiB to write in the options (0: none)")
-	fs.String("C", "", "change to this directory first")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fuzzls export [flags] [packages]\nWrites, per target, what compile_native_go_fuzzer_v2 projects ship beside a fuzzer.")
-		fs.PrintDefaults()
-	}
 	if !parseIn(fs, args, stderr) {
 		return 2
 	}
@@ -129,16 +136,10 @@ func exportNames(targets []engine.Target) []string {
 }
 
 func importCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subcommand("import", "usage: fuzzls import [-run FuzzXxx] [-pkg package] crash-file|artifact-dir|corpus-dir...\nWrites each libFuzzer input of a go-118-fuzz-build harness as a testdata/fuzz/FuzzXxx seed.", stderr)
 	runRE := fs.String("run", "", "the target (a regular expression matching exactly one name)")
 	pkg := fs.String("pkg", ".", "the package of the target")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products")
-	fs.String("C", "", "change to this directory first")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fuzzls import [-run FuzzXxx] [-pkg package] crash-file|artifact-dir|corpus-dir...\nWrites each libFuzzer input of a go-118-fuzz-build harness as a testdata/fuzz/FuzzXxx seed.")
-		fs.PrintDefaults()
-	}
 	if !parseIn(fs, args, stderr) {
 		return 2
 	}

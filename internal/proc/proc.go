@@ -1,6 +1,7 @@
-// Package proc reads Linux's /proc for the tools that watch fuzzls's processes
-// from outside (bench/latency, bench/faults): a process's CPU time and start, its
-// children and all its descendants, and whether it still runs.
+// Package proc reads Linux's /proc for the tools and tests that watch fuzzls's
+// processes from outside (bench/latency, bench/faults, the daemon's tests): a
+// process's CPU time and start, its children and all its descendants, and
+// whether it still runs.
 package proc
 
 import (

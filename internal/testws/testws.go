@@ -5,6 +5,7 @@
 package testws
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,25 +27,52 @@ func Copy(t testing.TB, src string) string {
 // CopyDir copies the tree at src to dst (made if need be), for tools outside
 // tests, and returns dst with the symlinks in its path resolved.
 func CopyDir(src, dst string) (string, error) {
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	if err := CopyTree(src, dst, nil); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(dst)
+}
+
+// CopyTree copies the tree at src to dst: directories are made, regular files
+// written with their permission bits and made writable (the module cache's are
+// not), symbolic links copied as links, other files left out. skip, if not
+// nil, leaves out what it holds for (a directory with all below it), given its
+// path relative to src.
+func CopyTree(src, dst string, skip func(rel string, d fs.DirEntry) bool) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
+		if skip != nil && skip(rel, d) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, to)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(target, data, 0o644)
+		return os.WriteFile(to, data, info.Mode().Perm()|0o200)
 	})
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(dst)
 }
 
 // Txtar makes a workspace of the files of the txtar archive at path (its
