@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -128,20 +127,7 @@ func (c *lspConn) status() fproto.StatusParams {
 func copyDir(t *testing.T, src string) string { return testws.Copy(t, src) }
 
 // lineOf returns the 1-based line of the first line of path containing s.
-func lineOf(t *testing.T, path, s string) int {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(string(data), "\n") {
-		if strings.Contains(l, s) {
-			return i + 1
-		}
-	}
-	t.Fatalf("%q not in %s", s, path)
-	return 0
-}
+func lineOf(t *testing.T, path, s string) int { return testws.Line(t, path, s) }
 
 func rpcCode(err error) jsonrpc2.Code {
 	var e *jsonrpc2.Error

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fuzzls.dev/fuzzls/internal/testws"
@@ -37,22 +36,7 @@ func treeHash(t *testing.T, dir string) string {
 }
 
 // markerLine is the 1-based line of the first line of file containing marker.
-func markerLine(t *testing.T, file, marker string) int {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		if strings.Contains(sc.Text(), marker) {
-			return n
-		}
-	}
-	t.Fatalf("no %q in %s", marker, file)
-	return 0
-}
+func markerLine(t *testing.T, file, marker string) int { return testws.Line(t, file, marker) }
 
 // recorder collects an engine's events.
 type recorder struct {

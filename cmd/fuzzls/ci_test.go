@@ -135,18 +135,7 @@ func validateSARIF(t *testing.T, data []byte) error {
 }
 
 // markLine is the line of the first occurrence of mark in file.
-func markLine(t *testing.T, file, mark string) int {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(data, []byte(mark))
-	if i < 0 {
-		t.Fatalf("%s: no %q", file, mark)
-	}
-	return bytes.Count(data[:i], []byte("\n")) + 1
-}
+func markLine(t *testing.T, file, mark string) int { return testws.Line(t, file, mark) }
 
 // A SARIF location outside the source root (the module cache, GOROOT) is an
 // absolute file URI, also for Windows paths: file:///C:/…, not file://C:/…,

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -118,6 +119,23 @@ func Write(t testing.TB, files map[string]string) string {
 	dir := tempDir(t)
 	writeFiles(t, dir, fs)
 	return dir
+}
+
+// Line is the 1-based line of the first line of the file at path that holds
+// marker (the workspaces mark the lines tests look for: "// MARK:panic").
+func Line(t testing.TB, path, marker string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no %q in %s", marker, path)
+	return 0
 }
 
 // tempDir is a fresh temporary directory, symlinks in its path resolved.
