@@ -359,11 +359,17 @@ func (w *workerProc) watch(hw hangWatch) {
 			w.mu.Lock()
 			w.hung, w.hangAt = true, j.hangAt
 			w.mu.Unlock()
-			w.quit(time.Second, 4*time.Second)
+			w.quit(hangSampling, 4*time.Second)
 			return
 		}
 	}
 }
+
+// hangSampling is how long a hung worker has to print its stack samples before
+// it is asked again, then made to dump: the samples take milliseconds, but a
+// machine busy with other work may not run the worker for seconds, and the
+// runtime's dump shows only where the loop was at one moment.
+const hangSampling = 3 * time.Second
 
 // runningInput is the input of the execution in progress, in the go test fuzz
 // v1 format, read from shared memory ("" if it cannot be read).
