@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // TestCalc is the README's example: the calculator's division by zero is found,
@@ -840,7 +840,7 @@ func TestDiskFull(t *testing.T) {
 			if err := os.Symlink(full, filepath.Join(cache, tc.dir)); err != nil {
 				t.Fatal(err)
 			}
-			var log syncBuffer
+			var log testws.Buffer
 			s := startPersistent(t, dir, "FuzzNoBug", Options{CacheDir: cache, Log: &log})
 			for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), tc.said); time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
@@ -916,24 +916,6 @@ func fullDisk(t *testing.T) (dir, filler string) {
 	}
 	f.Close()
 	return full, filler
-}
-
-// syncBuffer is a log that a test reads while the engine writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestManySeedsEachNew: 1,000 seeds of 512 bytes, each reaching a block of its

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // A target and the code it fuzzes behind //go:build integration: without -tags
@@ -118,7 +120,7 @@ func TestRaceWorkerReplaced(t *testing.T) {
 		t.Skip("fuzzes for real")
 	}
 	dir := copyTree(t, "../testdata/flags")
-	log := new(syncBuffer)
+	log := new(testws.Buffer)
 	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, Build: BuildFlags{Race: true}, RSSLimitMB: 200, KeepFuzzing: true, Log: log}, nil)
 	defer e.Close()
 	targets, err := e.Targets(t.Context(), filepath.Join(dir, "racy"), ".")

@@ -184,7 +184,7 @@ func TestMalformedCacheCorpus(t *testing.T) {
 	}
 	good := fuzzrt.Marshal([]any{[]byte("good")})
 	os.WriteFile(filepath.Join(corpus, fuzzrt.FileName(good)), good, 0o644)
-	var log syncBuffer
+	var log testws.Buffer
 	s, _ := fuzzOnce(t, dir, "FuzzDir", Options{CacheDir: cache, Parallel: 1, FuzzExecs: 200, Log: &log})
 	if st := s.Stats(); st.Execs < 200 {
 		t.Errorf("stats %+v: fuzzing did not run", st)

@@ -1,36 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/internal/testws"
 )
-
-// lockedBuffer is an output written by a process and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSync runs three fuzzls processes with caches of their own on one
 // workspace and one -sync directory. Only a's cache holds the entry that passes
@@ -46,7 +27,7 @@ func TestSync(t *testing.T) {
 	entry := fuzzrt.Marshal([]any{gate})
 	name := fuzzrt.FileName(entry)
 	caches := map[string]string{}
-	outs := map[string]*lockedBuffer{}
+	outs := map[string]*testws.Buffer{}
 	procs := map[string]*exec.Cmd{}
 	for _, p := range []string{"a", "b", "c"} {
 		caches[p] = t.TempDir()
@@ -58,7 +39,7 @@ func TestSync(t *testing.T) {
 		cmd := exec.Command(bin, "fuzz", "-keepfuzzing", "-parallel", "1", "-minimizetime", "5s", "-cachedir", caches[p],
 			"-sync", syncDir, "-syncname", p, ".")
 		cmd.Dir = ws
-		outs[p] = &lockedBuffer{}
+		outs[p] = &testws.Buffer{}
 		cmd.Stdout, cmd.Stderr = outs[p], outs[p]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

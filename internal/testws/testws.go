@@ -1,14 +1,18 @@
 // Package testws gives tests a scratch copy of an example workspace, so that a test
 // can edit it, and check that a run leaves it byte-for-byte unchanged, without
 // touching testdata/: a copy of a directory (Copy), or the files of a txtar
-// archive, as cmd/go's script tests keep theirs (Txtar).
+// archive, as cmd/go's script tests keep theirs (Txtar); and what the tests of
+// those workspaces share besides: the line of a marker (Line), an output read
+// while it is written (Buffer).
 package testws
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -136,6 +140,25 @@ func Line(t testing.TB, path, marker string) int {
 	}
 	t.Fatalf("no %q in %s", marker, path)
 	return 0
+}
+
+// Buffer is an output a test reads while the processes or goroutines it
+// started write it (a log, a command's stderr).
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // tempDir is a fresh temporary directory, symlinks in its path resolved.
