@@ -76,13 +76,19 @@ func loadError(pkg *Package) error {
 	return e
 }
 
+// posPath matches a file path in a positioned message (as diagRE's does): spaces
+// allowed (a module cache under C:\Users\John Smith), and colons not followed by
+// a space (a drive letter), so that "go: downloading …" or "vet: x.go:1: …" is
+// no path; no brackets, which enclose the physical position.
+const posPath = `((?:[^:\[\]]|:[^ ])+?)`
+
 // diagRE matches "file.go:12:5: message" and "file.go:12: message".
-var diagRE = regexp.MustCompile(`^(\S+\.go):(\d+):(?:(\d+):)? ?(.*)$`)
+var diagRE = regexp.MustCompile(`^((?:[^:]|:[^ ])+?\.go):(\d+):(?:(\d+):)? ?(.*)$`)
 
 // compilerPosRE matches the compiler's positioned messages, whose position may be
 // followed by the physical one in brackets when a //line directive moved it:
 // "zz_fuzzls_instrumentation.go:1[/dir/x.go:582:5]: message".
-var compilerPosRE = regexp.MustCompile(`^(\S+?):(\d+)(?::(\d+))?(?:\[(\S+?):(\d+)(?::(\d+))?\])?: (.*)$`)
+var compilerPosRE = regexp.MustCompile(`^` + posPath + `:(\d+)(?::(\d+))?(?:\[` + posPath + `:(\d+)(?::(\d+))?\])?: (.*)$`)
 
 // generatedPrefix starts the name of every file and directory fuzzls generates
 // (the harness, the runtime, bridges, the //line name of added declarations).
