@@ -3,8 +3,9 @@ package daemon
 // The daemon's tests run the real engine (features_test.go, engine_e2e_test.go,
 // neovim_test.go). A fake engine is used only for the one fault that cannot be
 // caused for real: the engine panicking in Discover or Start (the engine has
-// no input that makes it panic; the daemon must still turn a panic into an
-// error and live on). The watcher's failure is simulated through
+// no input that makes it panic; the daemon must still live on: the request's
+// handler turns the panic into an error, server.go, and the session table's
+// lock is released). The watcher's failure is simulated through
 // Options.newFSWatcher instead (TestClientFileEventsWhenWatcherFails): running
 // into the inotify limits for real would starve every other process of the
 // user on the machine.

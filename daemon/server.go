@@ -139,6 +139,10 @@ func (s *server) handler() jsonrpc2.Handler {
 			jsonrpc2.Async(ctx)
 		}
 		defer func() {
+			// The one recovery of a request's path: a daemon must not die on one
+			// bad request (the editor would lose every session with it), so a
+			// handler's panic, ours or the engine's, is logged and answered with
+			// an internal error.
 			if r := recover(); r != nil {
 				s.logf(protocol.MessageTypeError, "panic in %s handler: %v\n%s", method, r, debug.Stack())
 				result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "fuzzls: %s handler panicked: %v", method, r)

@@ -135,13 +135,9 @@ func (s *server) startAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// discover calls engine.Discover, turning the draft's panic into an error.
-func (s *server) discover(ctx context.Context, dir string, patterns ...string) (ts []engine.Target, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("discovering fuzz targets in %s: engine: %v", dir, r)
-		}
-	}()
+// discover lists the fuzz targets of the packages matching patterns in dir,
+// with the build flags of the settings.
+func (s *server) discover(ctx context.Context, dir string, patterns ...string) ([]engine.Target, error) {
 	s.mu.Lock()
 	flags := buildFlags(s.settings)
 	s.mu.Unlock()
@@ -149,33 +145,39 @@ func (s *server) discover(ctx context.Context, dir string, patterns ...string) (
 }
 
 // startSession starts t unless it runs already.
-func (s *server) startSession(t engine.Target) (err error) {
-	s.mu.Lock()
-	if sess, ok := s.sessions[t.ID()]; ok {
-		s.mu.Unlock()
+func (s *server) startSession(t engine.Target) error {
+	running, err := s.addSession(t)
+	if err != nil {
+		return err
+	}
+	if running != nil {
 		// A session whose build failed, or that stopped on its own (a failure
 		// without keepFuzzing, no worker could start), waits for a rebuild: an
 		// explicit start is one, since the cause may lie outside its files (a
 		// full disk made room on, a cache directory put right).
-		if st := sess.fs.State(); st == engine.StateError || st == engine.StateStopped {
-			sess.fs.Rebuild()
+		if st := running.fs.State(); st == engine.StateError || st == engine.StateStopped {
+			running.fs.Rebuild()
 		}
 		return nil
 	}
-	if s.shutdown || s.closing {
-		s.mu.Unlock()
-		return errors.New("the server is shutting down")
+	s.sendStatus()
+	s.lensRefresh.trigger()
+	return nil
+}
+
+// addSession starts a session for t (and the engine, or a new one if the
+// settings changed since it started and it runs no session) and enters it in
+// the table, unless t has one already: then it returns that one. It holds s.mu
+// while it runs, and releases it however it ends.
+func (s *server) addSession(t engine.Target) (running *session, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess, ok := s.sessions[t.ID()]; ok {
+		return sess, nil
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("starting %s: engine: %v", t.Name, r)
-		}
-		s.mu.Unlock()
-		if err == nil {
-			s.sendStatus()
-			s.lensRefresh.trigger()
-		}
-	}()
+	if s.shutdown || s.closing {
+		return nil, errors.New("the server is shutting down")
+	}
 	want := engineOptions(s.settings, s.opts.Log)
 	if s.eng != nil && len(s.sessions) == 0 && s.engOpts != want {
 		eng := s.eng
@@ -191,7 +193,7 @@ func (s *server) startSession(t engine.Target) (err error) {
 	sess.coverage = newThrottle(time.Second, s.safe("coverage", func() { s.sendCoverage(t.ID()) }))
 	sess.build = s.beginProgress("Building "+t.Name, t.Package)
 	s.sessions[t.ID()] = sess
-	return nil
+	return nil, nil
 }
 
 // stopSessions stops the sessions whose target matches (all if match is nil) and waits
