@@ -223,7 +223,13 @@ func (c *confCase) checkGoTest(t *testing.T) {
 		out = append(append(out, "\n--- replay:\n"...), rout...)
 	}
 	if c.want == "fail" && !c.noLine && !bytes.Contains(out, []byte(c.where())) {
-		t.Errorf("go test does not say %s:\n%s", c.where(), out)
+		if bytes.Contains(out, []byte("goroutine running on other thread; stack unavailable")) {
+			// The runtime could not stop the hung goroutine's thread in time
+			// to print its stack (a loaded machine): go test's line is unknown.
+			t.Logf("go test's replay shows no stack of the running goroutine; its line is not compared")
+		} else {
+			t.Errorf("go test does not say %s:\n%s", c.where(), out)
+		}
 	}
 	if c.message != nil && !c.message.Match(out) {
 		t.Errorf("go test's output does not match %q:\n%s", c.message, out)
