@@ -80,7 +80,11 @@ func main() {
 	coverage := flag.Duration("coverage", 0, "fuzz this long after each save and compare the blocks covered (the cap is then this)")
 	parallel := flag.Int("parallel", 1, "workers per engine")
 	only := flag.String("edits", "", "only the edits whose names match")
+	control := flag.Bool("control", false, "run both sides undirected (an A/A run): how far two undirected engines' figures differ by chance")
 	flag.Parse()
+	if *control {
+		fmt.Println("control run: the \"directed\" column is a second undirected engine")
+	}
 	if *coverage > 0 {
 		*limit = *coverage
 	}
@@ -128,7 +132,7 @@ func main() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.res[i], errs[i] = run(ws, cache, ed, *parallel, 3*time.Second, *limit, true, i == 1, coverage)
+				r.res[i], errs[i] = run(ws, cache, ed, *parallel, 3*time.Second, *limit, true, i == 1 || *control, coverage)
 				fmt.Fprintf(os.Stderr, "%s: %s: %s\n", ed.name, name, show(r.res[i].reach, *limit))
 			}()
 		}
