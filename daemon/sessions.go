@@ -438,7 +438,6 @@ func (s *server) sessionFor(dir, name string) *session {
 	return nil
 }
 
-// status returns the state of every running session, sorted.
 // wireState is the state a session has in fuzzls/status: the one mapping of the
 // engine's session states to the protocol's.
 func wireState(st engine.State) string {
@@ -457,6 +456,7 @@ func wireState(st engine.State) string {
 	return st.String() // a state added to the engine and not here: TestWireStates fails
 }
 
+// status returns the state of every running session, sorted.
 func (s *server) status() fproto.StatusParams {
 	s.mu.Lock()
 	sessions := make([]*session, 0, len(s.sessions))
