@@ -6,7 +6,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$(go env GOPATH)/bin:$PATH"
 
-echo "== go: modules, vet, gofmt, staticcheck"
+# Each stage says how long the one before it took, and the end says how long in all:
+# on a fresh machine the whole command must stay well under CI's 90 minutes.
+start=$SECONDS stage_start=$SECONDS stage_name=""
+stage() {
+  if [ -n "$stage_name" ]; then echo "-- $stage_name: $((SECONDS - stage_start)) s"; fi
+  stage_name=$1 stage_start=$SECONDS
+  [ -z "$1" ] || echo "== $1"
+}
+trap 'status=$?; stage ""; echo "== test.sh: $((SECONDS - start)) s in all, exit $status"' EXIT
+apt_install() {
+  echo "test.sh: installing Debian packages: $*"
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" || {
+    echo "test.sh: cannot install Debian packages $* (they provide commands the tests run)" >&2
+    exit 1
+  }
+}
+
+stage "go: modules, vet, gofmt, staticcheck"
 go mod download
 go vet ./...
 unformatted=$(gofmt -l $(git ls-files '*.go'))
@@ -19,31 +36,34 @@ staticcheck ./...
 # Every platform fuzzls ships for: the daemon cross-compiled, and every package
 # (the worker runtime, which runs inside the user's test binary, included) vetted
 # with its tests, so that code behind a build tag of another OS is checked too.
-echo "== go: cross-compile and vet for macOS, Windows and Linux arm64"
+stage "go: cross-compile and vet for macOS, Windows and Linux arm64"
 for target in darwin/arm64 darwin/amd64 windows/amd64 linux/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -o /dev/null ./cmd/fuzzls
   GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
 done
 
+stage "Debian packages: Neovim, Emacs with Eglot, clang, gcc"
 # Neovim and Emacs with Eglot drive the daemon in tests (TestNeovim, TestEmacs),
 # as real LSP clients besides VS Code; Debian's clang (with libFuzzer) builds
 # go-118-fuzz-build targets for the OSS-Fuzz round trip (TestLibFuzzerRoundTrip,
 # which fails in CI without it).
 if ! command -v nvim >/dev/null || ! command -v clang >/dev/null || ! command -v emacs >/dev/null ||
   ! ls -d /usr/share/emacs/site-lisp/elpa/eglot-* >/dev/null 2>&1; then
-  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q neovim clang emacs-nox elpa-eglot
+  editors_and_clang=(neovim clang emacs-nox elpa-eglot)
+  apt_install "${editors_and_clang[@]}"
 fi
 
 # -race builds (TestRace) need cgo, and cgo a C compiler.
 if ! command -v gcc >/dev/null; then
-  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc
+  c_compiler=(gcc)
+  apt_install "${c_compiler[@]}"
 fi
 
 # Every Go release the Go team supports: the machine's (1.26) and the current one,
 # which the go command fetches from the module proxy.
-echo "== go test (Go $(go env GOVERSION))"
+stage "go test (Go $(go env GOVERSION))"
 go test -count=1 -timeout 20m ./...
-echo "== go test (Go 1.27)"
+stage "go test (Go 1.27)"
 GOTOOLCHAIN=go1.27.3 go test -count=1 -timeout 20m ./...
 
 # The code macOS and Windows run, run here: the tests of a killed coordinator, a
@@ -51,15 +71,16 @@ GOTOOLCHAIN=go1.27.3 go test -count=1 -timeout 20m ./...
 # SIGQUIT, no /proc: each worker's own figures and its command pipe); and tests
 # cross-compiled for Windows and run under Wine (the worker runtime's, the
 # daemon's paths, line ends and watcher, the engine's that build nothing).
-echo "== go test -tags fuzzls_portable (what macOS and Windows run)"
+stage "go test -tags fuzzls_portable (what macOS and Windows run)"
 go test -count=1 -tags fuzzls_portable -run 'TestWorkersGoWithCoordinator|TestCrashKinds/(FuzzHang|FuzzChurn|FuzzAlloc|FuzzBigAlloc)$|TestHangReplaysAgree|TestGarbageIsNoOOM' ./engine/
-echo "== tests for Windows, under Wine (scripts/wine-test.sh)"
+stage "tests for Windows, under Wine (scripts/wine-test.sh)"
 ./scripts/wine-test.sh
 
 if [ "${FUZZLS_SKIP_NPM:-}" != 1 ] && [ -f package.json ]; then
-  echo "== npm test (extension unit tests and the end-to-end test in a real VS Code)"
+  stage "npm ci (the extension's packages)"
   npm ci --no-audit --no-fund
-  echo "== npm run package (one .vsix per VS Code target)"
+  stage "npm run package (one .vsix per VS Code target)"
   npm run package
+  stage "npm test (extension unit tests and the end-to-end test in a real VS Code)"
   npm test
 fi

@@ -20,7 +20,9 @@
 #   - fuzzls's SARIF file URIs of Windows paths.
 # The tests that build packages need a Go toolchain for Windows inside Wine, which
 # this script does not install: those run on Linux only.
-# Installs Debian's wine64 and mingw-w64 when missing: Wine 8.0 lacks
+# Installs Debian's wine (which provides the wine and wineboot commands; wine64 alone
+# does not) and mingw-w64 when missing, and stops at once, saying what is missing,
+# when a step cannot set itself up. Wine 8.0 lacks
 # bcryptprimitives.dll, which Go's runtime loads from system32 (ProcessPrng), so a
 # stand-in is built from scripts/wine/bcryptprimitives.c into the Wine prefix.
 #
@@ -28,18 +30,32 @@
 #   arguments                passed to every test binary after its -test.run
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+die() { echo "wine-test: $*" >&2; exit 1; }
 need=()
-command -v wine >/dev/null || need+=(wine64)
+{ command -v wine && command -v wineboot; } >/dev/null || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "wine-test: installing ${need[*]}" >&2
-	apt-get update -q >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >&2
+	apt-get update -q >&2 || die "apt-get update failed: cannot install ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >&2 ||
+		die "cannot install ${need[*]} (Debian's packages); the Windows tests need them"
 fi
+for cmd in wine wineboot x86_64-w64-mingw32-gcc; do
+	command -v "$cmd" >/dev/null || die "$cmd is missing after installing ${need[*]:-nothing}: install Debian's wine, wine64 and gcc-mingw-w64-x86-64-win32"
+done
 export WINEPREFIX=${FUZZLS_WINE_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/fuzzls-wine}
 export WINEDEBUG=-all
 if [ ! -d "$WINEPREFIX/drive_c/windows/system32" ]; then
-	wineboot --init >/dev/null 2>&1 || true
+	echo "wine-test: creating the Wine prefix $WINEPREFIX" >&2
+	mkdir -p "$(dirname "$WINEPREFIX")"
+	if ! wineboot --init >"${TMPDIR:-/tmp}/fuzzls-wineboot.log" 2>&1; then
+		tail -20 "${TMPDIR:-/tmp}/fuzzls-wineboot.log" >&2
+		die "wineboot --init failed for $WINEPREFIX (its output above)"
+	fi
+	# wineboot returns before wineserver has written the prefix out.
+	wineserver -w 2>/dev/null || true
+	[ -d "$WINEPREFIX/drive_c/windows/system32" ] ||
+		die "wineboot --init made no $WINEPREFIX/drive_c/windows/system32"
 fi
 dll="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
 if [ ! -f "$dll" ] || [ "$root/scripts/wine/bcryptprimitives.c" -nt "$dll" ]; then
