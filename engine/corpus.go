@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -154,13 +156,15 @@ func (s *Session) saveEntry(input string) {
 
 // writeAtomic writes data to path through a temporary file in the same
 // directory (made with its parents) renamed into place: a reader, or a process
-// killed mid-write, never sees part of it.
+// killed mid-write, never sees part of it. The file's mode is 0666 less the
+// umask, as go test makes its corpus files (0644 under the usual umask), so
+// that processes of other users sharing a sync directory can read it.
 func writeAtomic(path, data string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".entry-*"+partialSuffix)
+	tmp, err := createPartial(dir)
 	if err != nil {
 		return err
 	}
@@ -174,4 +178,17 @@ func writeAtomic(path, data string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// createPartial creates a new file named .entry-<random>.tmp in dir, mode 0666
+// less the umask (os.CreateTemp's files are 0600).
+func createPartial(dir string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, ".entry-"+strconv.FormatUint(rand.Uint64(), 36)+partialSuffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !os.IsExist(err) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("creating a file in %s: too many names taken", dir)
 }

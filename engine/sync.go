@@ -16,7 +16,9 @@ package engine
 // found here, so they reach the editor).
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,12 +44,14 @@ func (e *Engine) syncName() string {
 
 // syncState is a session's view of the sync directory.
 type syncState struct {
-	seen     map[string]bool  // files read (or found unreadable) already
+	seen     map[string]bool  // files read already (not those this process could not read)
 	received map[string]bool  // inputs that came from others: not published again
 	known    map[string]bool  // failure ids recorded in the directory
 	pending  map[int64]string // executions asked of workers → input
 	queue    []string         // inputs waiting for a worker
 	nextID   int64
+	// saidUnreadable: the log said that files this process cannot read are skipped.
+	saidUnreadable bool
 }
 
 func (s *Session) syncDir(kind string, name string) string {
@@ -121,16 +125,16 @@ func (s *Session) syncPull() []string {
 		// in one read, and the failure must be known before the entry runs.
 		for _, f := range s.syncNew(s.syncDir("failures", n.Name())) {
 			s.mu.Lock()
-			s.sync.known[filepath.Base(f)] = true
+			s.sync.known[filepath.Base(f.path)] = true
 			s.mu.Unlock()
 			if s.e.opts.SyncReplay && n.Name() != self {
-				if in := readEntry(f, types); in != "" {
+				if in := entryOf(f.data, types); in != "" {
 					out = append(out, in)
 				}
 			}
 		}
 		for _, f := range s.syncNew(s.syncDir("corpus", n.Name())) {
-			in := readEntry(f, types)
+			in := entryOf(f.data, types)
 			s.mu.Lock()
 			if in != "" && !s.inCorpus[in] {
 				s.sync.received[in] = true
@@ -142,34 +146,56 @@ func (s *Session) syncPull() []string {
 	return out
 }
 
-// syncNew lists the whole files of dir not seen before, and marks them seen.
-func (s *Session) syncNew(dir string) []string {
+// syncFile is a file of the sync directory, read.
+type syncFile struct {
+	path string
+	data []byte
+}
+
+// syncNew reads the whole files of dir not taken before. A file this process
+// cannot read (another user's, written before files were made readable) is
+// tried again at each read, and said once: its owner may still make it readable.
+func (s *Session) syncNew(dir string) []syncFile {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	var out []syncFile
 	for _, e := range ents {
 		if e.IsDir() || strings.HasSuffix(e.Name(), partialSuffix) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		if !s.sync.seen[path] {
-			s.sync.seen[path] = true
-			out = append(out, path)
+		s.mu.Lock()
+		seen := s.sync.seen[path]
+		s.mu.Unlock()
+		if seen {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.mu.Lock()
+			said := s.sync.saidUnreadable
+			s.sync.saidUnreadable = true
+			s.mu.Unlock()
+			if !said {
+				fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: sync: skipping files this process cannot read (%v); trying them again at each read of the directory\n", s.target.Name, err)
+			}
+			continue
+		}
+		s.mu.Lock()
+		s.sync.seen[path] = true
+		s.mu.Unlock()
+		if err == nil {
+			out = append(out, syncFile{path: path, data: data})
 		}
 	}
 	return out
 }
 
-// readEntry reads a `go test fuzz v1` file with the target's types, or "".
-func readEntry(path string, types []string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
+// entryOf is a `go test fuzz v1` file's text when it has the target's types,
+// else "".
+func entryOf(data []byte, types []string) string {
 	vals, err := fuzzrt.Unmarshal(data)
 	if err != nil || !sameTypes(vals, types) {
 		return ""

@@ -65,9 +65,8 @@ func TestKilledMidWrite(t *testing.T) {
 		t.Errorf("%d whole files read, %d partial of %d files", len(whole), partial, len(ents))
 	}
 	for _, f := range whole {
-		got, _ := os.ReadFile(f)
-		if !bytes.Equal(got, []byte(data)) {
-			t.Errorf("%s is not whole: %d bytes of %d", f, len(got), len(data))
+		if !bytes.Equal(f.data, []byte(data)) {
+			t.Errorf("%s is not whole: %d bytes of %d", f.path, len(f.data), len(data))
 		}
 	}
 }
