@@ -47,6 +47,10 @@ type Options struct {
 	// watchBackend replaces this OS's fsnotify backend in this package's
 	// tests (backendKqueue: macOS's behaviour on Linux).
 	watchBackend string
+
+	// watchBudget replaces the number of directories the daemon may watch
+	// with inotify (watchBudget's) in this package's tests.
+	watchBudget int
 }
 
 // Test-only command names (see Options.EnableTestCommands).

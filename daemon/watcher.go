@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,18 @@ func (s *server) watchFolders(folders []string) {
 		s.logf(protocol.MessageTypeLog, "file watcher: using the editor's file events (%s)", why)
 		s.registerClientWatch()
 		return
+	}
+	if s.watchBackend() == backendInotify && w == nil {
+		if n, budget := watchedDirs(folders, s.watchBudget()+1), s.watchBudget(); n > budget {
+			msg := fmt.Sprintf("fuzzls: the workspace has more than %d directories to watch, over half the inotify limit (fs.inotify.max_user_watches, which the editor and gopls share)", budget)
+			if dynamic {
+				s.logf(protocol.MessageTypeInfo, "%s: using the editor's file events instead", msg)
+				s.registerClientWatch()
+			} else {
+				s.showMessage(protocol.MessageTypeWarning, "%s, and the editor cannot send its file events: changes are seen only when saved in the editor; raise the limit with `sysctl fs.inotify.max_user_watches=524288`", msg)
+			}
+			return
+		}
 	}
 	if w == nil {
 		mk := s.opts.newFSWatcher
@@ -98,6 +111,47 @@ func (s *server) watchFailed(err error) {
 	if dynamic {
 		s.registerClientWatch()
 	}
+}
+
+// watchBudget is how many directories the daemon watches with inotify at
+// most: half the per-user limit (8,192 on many distributions), since every
+// process of the user shares it — VS Code's own watcher, gopls, other daemons.
+func (s *server) watchBudget() int {
+	if s.opts.watchBudget > 0 {
+		return s.opts.watchBudget
+	}
+	limit := 8192
+	if data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > 0 {
+			limit = n
+		}
+	}
+	return limit / 2
+}
+
+// watchedDirs counts the directories addTree would watch under roots, up to
+// stop (the count stops there: a monorepo need not be walked to the end).
+func watchedDirs(roots []string, stop int) int {
+	n := 0
+	errStop := errors.New("stop")
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			if path != root && skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			if n++; n >= stop {
+				return errStop
+			}
+			return nil
+		})
+		if err == errStop {
+			break
+		}
+	}
+	return n
 }
 
 // The fsnotify backends whose behaviour the daemon adapts to.

@@ -339,3 +339,53 @@ func TestWatcherAtomicSave(t *testing.T) {
 		t.Errorf("reported %v, want %s and not the temporary file", got, target)
 	}
 }
+
+// A workspace with more directories than the watch budget (half the inotify
+// limit) is not watched with inotify: the daemon says so and uses the
+// editor's file events, or, with a client that cannot send them, warns.
+func TestWatcherBudget(t *testing.T) {
+	for _, dynamic := range []bool{true, false} {
+		t.Run(fmt.Sprintf("dynamic=%v", dynamic), func(t *testing.T) {
+			ws := t.TempDir()
+			for _, d := range []string{"a/b", "c/d", "e", ".git/objects", "vendor/x/y/z"} {
+				if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			started := make(chan struct{}, 1)
+			p := startInProcess(t, Options{watchBackend: backendInotify, watchBudget: 5, newFSWatcher: func() (*fsnotify.Watcher, error) {
+				started <- struct{}{}
+				return fsnotify.NewWatcher()
+			}})
+			p.initializeWith(ws, nil, func(caps *protocol.ClientCapabilities) {
+				caps.Workspace.DidChangeWatchedFiles = &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: &dynamic}
+			})
+			if dynamic {
+				p.await(t, "registration for workspace/didChangeWatchedFiles", 10*time.Second, func() bool {
+					return slices.ContainsFunc(p.Registered, func(r protocol.Registration) bool { return r.Method == "workspace/didChangeWatchedFiles" })
+				})
+			} else {
+				p.await(t, "a warning about the inotify limit", 10*time.Second, func() bool {
+					return slices.ContainsFunc(p.messages(), func(m protocol.ShowMessageParams) bool {
+						return strings.Contains(m.Message, "inotify limit")
+					})
+				})
+			}
+			select {
+			case <-started:
+				t.Error("inotify started on a workspace over the watch budget")
+			default:
+			}
+		})
+	}
+	// Within the budget (.git and vendor are not counted), inotify watches it.
+	ws := t.TempDir()
+	for _, d := range []string{"a/b", ".git/objects", "vendor/x/y/z"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := watchedDirs([]string{ws}, 100); n != 3 {
+		t.Errorf("watchedDirs = %d, want 3 (the root, a, a/b)", n)
+	}
+}

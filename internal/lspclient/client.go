@@ -75,6 +75,9 @@ type Client struct {
 	Refreshes     int             // workspace/codeLens/refresh requests
 	Applied       []protocol.WorkspaceEdit
 	Registered    []protocol.Registration
+	// NoteBytes are the sizes of fuzzls's own notifications' parameters, by
+	// method, in the order they arrived.
+	NoteBytes map[string][]int
 }
 
 // Start starts cmd (`fuzzls serve`, its Stderr set by the caller) with pipes on
@@ -448,6 +451,12 @@ func (c *Client) Progress(ctx context.Context, p *protocol.ProgressParams) error
 // custom receives fuzzls's own notifications.
 func (c *Client) custom(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	t := time.Now()
+	c.update(func() {
+		if c.NoteBytes == nil {
+			c.NoteBytes = map[string][]int{}
+		}
+		c.NoteBytes[req.Method()] = append(c.NoteBytes[req.Method()], len(req.Params()))
+	})
 	switch req.Method() {
 	case fproto.MethodCoverage:
 		var p fproto.CoverageParams

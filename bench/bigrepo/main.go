@@ -1,0 +1,507 @@
+// Command bigrepo measures fuzzls in the editor on a big real repository,
+// go-ethereum, as a user meets it, against the goals of issue 29, with go
+// test's own build times of the same package beside them as the reference:
+//
+//	go run ./bench/bigrepo [-module github.com/ethereum/go-ethereum@v1.17.10] [-hold 60s] [-v]
+//
+// The module comes from the module proxy (go mod download) into a writable
+// copy. A real `fuzzls serve` runs over pipes in its root, as an editor starts
+// it, and the client (internal/lspclient) does what a user does:
+//
+//   - opens the target's test file and asks its code lenses;
+//   - starts the target, with Go's build cache and fuzzls's cache both cold
+//     (fresh directories), and times the first fuzzls/coverage; the reference
+//     is `go test -c` of the package on its own cold build cache;
+//   - saves a non-test file of the package with a new function (didChange,
+//     an atomic write, didSave) and times until the session fuzzes the new
+//     build; the reference is `go test -c` after the same edit;
+//   - restarts the daemon on the same caches and times the first coverage
+//     again (warm);
+//   - starts four more targets and reads the daemon's resident memory
+//     (VmRSS; its workers are other processes) with one and with five
+//     fuzzing, its inotify watches, and the number and size of its
+//     notifications.
+//
+// Every figure with a goal is printed with it and pass/FAIL; the exit status
+// is 1 when one is missed.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"fuzzls.dev/fuzzls/internal/lspclient"
+	"fuzzls.dev/fuzzls/internal/testws"
+	fproto "fuzzls.dev/fuzzls/protocol"
+)
+
+var (
+	module   = flag.String("module", "github.com/ethereum/go-ethereum@v1.17.10", "the repository, as a module path@version")
+	pkg      = flag.String("pkg", "trie", "the fuzzed package, relative to the module root")
+	target   = flag.String("target", "FuzzStackTrie", "its fuzz target")
+	testFile = flag.String("testfile", "trie/stacktrie_fuzzer_test.go", "the file that declares it")
+	saveFile = flag.String("save", "trie/stacktrie.go", "a non-test file of the package that the save edits")
+	others   = flag.String("others", "trie/trie_test.go:FuzzTrie,rlp/iterator_test.go:FuzzIteratorCount,common/bitutil/compress_test.go:FuzzEncoder,common/bitutil/compress_test.go:FuzzDecoder",
+		"the four other targets fuzzed at once, file:Target")
+	parallel = flag.Int("parallel", 2, "worker processes in all")
+	hold     = flag.Duration("hold", 60*time.Second, "how long one target, then five, fuzz before memory is read")
+	saves    = flag.Int("saves", 3, "saves of the non-test file")
+	verbose  = flag.Bool("v", false, "copy the daemon's log to stderr")
+	keep     = flag.Bool("keep", false, "keep the temporary directory")
+)
+
+// Goals of issue 29.
+const (
+	goalColdRatio  = 1.5 // first coverage, cold, against go test -c cold
+	goalWarm       = 5 * time.Second
+	goalSave       = 2 * time.Second
+	goalLens       = 100 * time.Millisecond
+	goalRSSOne     = 150 << 20
+	goalRSSFive    = 300 << 20
+	goalWatches    = 8192 / 2 // half the default per-user limit
+	goalNoteBytes  = 1 << 20
+	goalNotesPerS  = 5.0
+	notesWindowDur = 70 * time.Second
+)
+
+func main() {
+	flag.Parse()
+	root, err := lspclient.ModuleRoot()
+	check(err)
+	tmp, err := os.MkdirTemp("", "fuzzls-bigrepo-")
+	check(err)
+	if *keep {
+		step("temporary directory: %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	step("building fuzzls")
+	bin, err := lspclient.Build(root, tmp)
+	check(err)
+	ws := fetch(tmp)
+	r := &report{}
+
+	// go test's reference: its own cold build cache, then the same edit the save makes.
+	refCache := filepath.Join(tmp, "gocache-ref")
+	r.refCold = goTestC(ws, refCache)
+	edit(ws, 1)
+	r.refWarm = goTestC(ws, refCache)
+	edit(ws, 0)
+
+	goCache := filepath.Join(tmp, "gocache-fuzzls")
+	cacheDir := filepath.Join(tmp, "cache-fuzzls")
+	d := start(bin, ws, goCache, cacheDir, filepath.Join(tmp, "daemon-1.log"))
+	r.rssIdle = d.rss()
+	testPath := filepath.Join(ws, *testFile)
+	check(d.Open(testPath, mustRead(testPath)))
+	r.lens = d.lensTime(testPath)
+
+	step("starting %s on cold caches", *target)
+	began := time.Now()
+	d.startTarget(testPath, *target)
+	r.cold = d.firstCoverage(began, 15*time.Minute)
+	step("  first coverage after %v (go test -c cold: %v)", r.cold.Round(time.Millisecond), r.refCold.Round(time.Millisecond))
+	for i := range *saves {
+		r.saves = append(r.saves, d.saveOnce(ws, i+1))
+	}
+	if wait := time.Until(began.Add(*hold)); wait > 0 {
+		time.Sleep(wait)
+	}
+	r.rssOne = d.rss()
+	r.watches = d.watches()
+	if wait := time.Until(began.Add(notesWindowDur)); wait > 0 {
+		time.Sleep(wait)
+	}
+	r.notes = d.notes(began)
+	d.close()
+
+	step("restarting the daemon on the same caches (warm)")
+	d = start(bin, ws, goCache, cacheDir, filepath.Join(tmp, "daemon-2.log"))
+	check(d.Open(testPath, mustRead(testPath)))
+	began = time.Now()
+	d.startTarget(testPath, *target)
+	r.warm = d.firstCoverage(began, 5*time.Minute)
+	step("  first coverage after %v", r.warm.Round(time.Millisecond))
+
+	step("starting four more targets")
+	for _, o := range strings.Split(*others, ",") {
+		file, name, ok := strings.Cut(o, ":")
+		if !ok {
+			fatalf("-others: %q is not file:Target", o)
+		}
+		d.startTarget(filepath.Join(ws, file), name)
+	}
+	d.await("five sessions fuzzing", 15*time.Minute, func() bool {
+		st := d.Status
+		if len(st) == 0 {
+			return false
+		}
+		n := 0
+		for _, s := range st[len(st)-1].V.Sessions {
+			if s.State == fproto.StateFuzzing {
+				n++
+			}
+		}
+		return n == 5
+	})
+	time.Sleep(*hold)
+	r.rssFive = d.rss()
+	r.sessions = d.sessionStates()
+	d.close()
+	if !r.print() {
+		os.Exit(1)
+	}
+}
+
+// fetch downloads the module and its dependencies and returns a writable copy.
+func fetch(tmp string) string {
+	step("fetching %s", *module)
+	out, err := exec.Command("go", "mod", "download", "-json", *module).Output()
+	check(err)
+	var m struct{ Dir, Error string }
+	check(json.Unmarshal(out, &m))
+	if m.Error != "" {
+		fatalf("%s: %s", *module, m.Error)
+	}
+	ws, err := testws.CopyDir(m.Dir, filepath.Join(tmp, "ws"))
+	check(err)
+	check(filepath.WalkDir(ws, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if e.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(p, mode)
+	}))
+	cmd := exec.Command("go", "mod", "download")
+	cmd.Dir = ws
+	cmd.Stderr = os.Stderr
+	check(cmd.Run())
+	return ws
+}
+
+// goTestC times `go test -c` of the package with Go's build cache in cache.
+func goTestC(ws, cache string) time.Duration {
+	cmd := exec.Command("go", "test", "-c", "-o", os.DevNull, "./"+*pkg)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "GOCACHE="+cache)
+	cmd.Stderr = os.Stderr
+	t := time.Now()
+	check(cmd.Run())
+	d := time.Since(t)
+	step("go test -c ./%s: %v", *pkg, d.Round(time.Millisecond))
+	return d
+}
+
+// original is the save file as it came.
+var original string
+
+// edit writes the save file with n new functions appended (0: as it came).
+func edit(ws string, n int) string {
+	path := filepath.Join(ws, *saveFile)
+	if original == "" {
+		original = mustRead(path)
+	}
+	text := original
+	for i := 1; i <= n; i++ {
+		text += fmt.Sprintf("\n// fuzzlsBigrepo%d is new: the save's change.\nfunc fuzzlsBigrepo%d(b []byte) int {\n\tif len(b) > %d {\n\t\treturn int(b[0])\n\t}\n\treturn 0\n}\n", i, i, i)
+	}
+	check(lspclient.WriteFile(path, text))
+	return text
+}
+
+type daemon struct {
+	*lspclient.Client
+	log     *os.File
+	version int32
+}
+
+func start(bin, ws, goCache, cacheDir, logPath string) *daemon {
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "GOCACHE="+goCache)
+	log, err := os.Create(logPath)
+	check(err)
+	cmd.Stderr = log
+	if *verbose {
+		cmd.Stderr = io.MultiWriter(log, os.Stderr)
+	}
+	c, err := lspclient.Start(cmd)
+	check(err)
+	d := &daemon{Client: c, log: log, version: 1}
+	check(d.Initialize(ws, map[string]any{"cacheDir": cacheDir, "parallel": *parallel}))
+	return d
+}
+
+func (d *daemon) close() {
+	_ = d.Close()
+	d.log.Close()
+}
+
+func (d *daemon) await(what string, timeout time.Duration, cond func() bool) {
+	check(d.Await(what, timeout, cond))
+}
+
+func (d *daemon) startTarget(file, name string) {
+	_, err := d.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(file)), Target: name})
+	check(err)
+}
+
+// lensTime is the median time of five textDocument/codeLens requests.
+func (d *daemon) lensTime(path string) time.Duration {
+	var ts []time.Duration
+	for range 5 {
+		t := time.Now()
+		lenses, err := d.Server.CodeLens(context.Background(), &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}})
+		check(err)
+		ts = append(ts, time.Since(t))
+		if len(lenses) == 0 {
+			fatalf("no code lens in %s", path)
+		}
+	}
+	return median(ts)
+}
+
+// firstCoverage waits for a fuzzls/coverage notification of the target that
+// arrived after since, and returns how long after since it came.
+func (d *daemon) firstCoverage(since time.Time, timeout time.Duration) time.Duration {
+	var got time.Duration
+	d.await("the first coverage of "+*target, timeout, func() bool {
+		for _, c := range d.Coverage {
+			if c.T.After(since) && c.V.Target.Name == *target {
+				got = c.T.Sub(since)
+				return true
+			}
+		}
+		for _, s := range lastStatus(d.Client) {
+			if s.Name == *target && s.State == fproto.StateError {
+				fatalf("%s: %s", *target, s.Message)
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// saveOnce saves the non-test file with i new functions, as an editor does,
+// and returns how long until the session fuzzes the new build.
+func (d *daemon) saveOnce(ws string, i int) time.Duration {
+	path := filepath.Join(ws, *saveFile)
+	var nProg int
+	d.Locked(func() { nProg = len(d.ProgressNotes) })
+	saved := time.Now()
+	text := edit(ws, i)
+	d.version++
+	check(d.Change(path, d.version, text))
+	check(d.Save(path))
+	d.await("the rebuild after save "+strconv.Itoa(i), 5*time.Minute, func() bool {
+		for _, p := range d.ProgressNotes[nProg:] {
+			if strings.HasPrefix(p.V, "end:build failed") {
+				fatalf("the save did not build: %s", p.V)
+			}
+			if strings.HasPrefix(p.V, "end:built") {
+				return true
+			}
+		}
+		return false
+	})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		st, err := d.SessionStatus()
+		check(err)
+		for _, s := range st.Sessions {
+			if s.Name == *target && s.State == fproto.StateFuzzing {
+				took := time.Since(saved)
+				step("  save %d: fuzzing again after %v (changed blocks %d)", i, took.Round(time.Millisecond), s.Changed)
+				return took
+			}
+		}
+		if time.Now().After(deadline) {
+			fatalf("not fuzzing a minute after save %d", i)
+		}
+	}
+}
+
+// rss is the daemon's resident memory in bytes.
+func (d *daemon) rss() int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.Cmd.Process.Pid))
+	check(err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			check(err)
+			return kb << 10
+		}
+	}
+	fatalf("no VmRSS for the daemon")
+	return 0
+}
+
+// watches counts the daemon's inotify watches (its fdinfo's "inotify wd:" lines).
+func (d *daemon) watches() int {
+	dir := fmt.Sprintf("/proc/%d/fdinfo", d.Cmd.Process.Pid)
+	fds, err := os.ReadDir(dir)
+	check(err)
+	n := 0
+	for _, fd := range fds {
+		data, err := os.ReadFile(filepath.Join(dir, fd.Name()))
+		if err != nil {
+			continue
+		}
+		n += strings.Count(string(data), "inotify wd:")
+	}
+	return n
+}
+
+type noteStats struct {
+	coverage, status int
+	bytes, largest   int
+	perSecond        float64
+}
+
+// notes counts the notifications that came in the first window after since.
+func (d *daemon) notes(since time.Time) noteStats {
+	var s noteStats
+	d.Locked(func() {
+		for _, c := range d.Coverage {
+			if c.T.Sub(since) <= notesWindowDur {
+				s.coverage++
+			}
+		}
+		for _, st := range d.Status {
+			if st.T.Sub(since) <= notesWindowDur {
+				s.status++
+			}
+		}
+		for _, sizes := range d.NoteBytes {
+			for _, b := range sizes {
+				s.bytes += b
+				s.largest = max(s.largest, b)
+			}
+		}
+	})
+	s.perSecond = float64(s.coverage+s.status) / notesWindowDur.Seconds()
+	return s
+}
+
+func (d *daemon) sessionStates() []string {
+	st, err := d.SessionStatus()
+	check(err)
+	var out []string
+	for _, s := range st.Sessions {
+		out = append(out, fmt.Sprintf("%s.%s %s (%d/%d blocks, %.0f execs/s)", s.Package, s.Name, s.State, s.Covered, s.Blocks, s.ExecsPerSec))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func lastStatus(c *lspclient.Client) []fproto.SessionStatus {
+	if len(c.Status) == 0 {
+		return nil
+	}
+	return c.Status[len(c.Status)-1].V.Sessions
+}
+
+type report struct {
+	refCold, refWarm time.Duration
+	lens             time.Duration
+	cold, warm       time.Duration
+	saves            []time.Duration
+	rssIdle          int64
+	rssOne, rssFive  int64
+	watches          int
+	notes            noteStats
+	sessions         []string
+}
+
+// print writes the table and says whether every goal was met.
+func (r *report) print() bool {
+	ok := true
+	row := func(name, goal, got string, pass bool) {
+		verdict := "pass"
+		if !pass {
+			verdict, ok = "FAIL", false
+		}
+		if goal == "" {
+			verdict = ""
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", name, goal, got, verdict)
+	}
+	mb := func(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
+	fmt.Printf("\n%s, %s %s, %d workers\n\n", *module, *pkg, *target, *parallel)
+	fmt.Println("| measurement | goal | measured | |")
+	fmt.Println("| --- | --- | --- | --- |")
+	row("go test -c, cold build cache (reference)", "", secs(r.refCold), true)
+	row("go test -c after the save's edit (reference)", "", secs(r.refWarm), true)
+	row("code lenses of the test file (median of 5)", "≤ "+secs(goalLens), secs(r.lens), r.lens <= goalLens)
+	ratio := float64(r.cold) / float64(r.refCold)
+	row("first coverage after start, cold caches", fmt.Sprintf("≤ %.1f× go test -c", goalColdRatio), fmt.Sprintf("%s (%.2f×)", secs(r.cold), ratio), ratio <= goalColdRatio)
+	row("first coverage after start, warm caches", "≤ "+secs(goalWarm), secs(r.warm), r.warm <= goalWarm)
+	save := median(r.saves)
+	row(fmt.Sprintf("save of %s → fuzzing again (median of %d)", filepath.Base(*saveFile), len(r.saves)), "≤ "+secs(goalSave), secs(save), save <= goalSave)
+	row("daemon memory, idle", "", mb(r.rssIdle), true)
+	row("daemon memory, one target fuzzing", "≤ "+mb(goalRSSOne), mb(r.rssOne), r.rssOne <= goalRSSOne)
+	row("daemon memory, five targets fuzzing", "≤ "+mb(goalRSSFive), mb(r.rssFive), r.rssFive <= goalRSSFive)
+	row("inotify watches", fmt.Sprintf("≤ %d", goalWatches), strconv.Itoa(r.watches), r.watches <= goalWatches)
+	n := r.notes
+	row(fmt.Sprintf("notifications in the first %v (coverage, status)", notesWindowDur), fmt.Sprintf("≤ %.0f/s", goalNotesPerS),
+		fmt.Sprintf("%d, %d: %.1f/s", n.coverage, n.status, n.perSecond), n.perSecond <= goalNotesPerS)
+	row("largest notification", "≤ "+mb(goalNoteBytes), fmt.Sprintf("%.2f MB (%.1f MB in all)", float64(n.largest)/(1<<20), float64(n.bytes)/(1<<20)), n.largest <= goalNoteBytes)
+	fmt.Println("\nSessions at the end:")
+	for _, s := range r.sessions {
+		fmt.Println("  " + s)
+	}
+	return ok
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func mustRead(path string) string {
+	data, err := os.ReadFile(path)
+	check(err)
+	return string(data)
+}
+
+func step(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bigrepo: "+format+"\n", args...)
+}
+
+func check(err error) {
+	if err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bigrepo: "+format+"\n", args...)
+	os.Exit(2)
+}
