@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -43,9 +44,19 @@ func Main(h Harness) {
 	m := testing.MainStart(deps{rt}, nil, nil, h.Targets, nil)
 	if h.TestMain != nil {
 		h.TestMain(m)
-		os.Exit(0)
+		os.Exit(testMainExit(m))
 	}
 	os.Exit(m.Run())
+}
+
+// testMainExit is the status of a test binary whose TestMain returned: that of
+// m.Run, if it ran (a target that failed before f.Fuzz fails the binary), as
+// go test's generated main reads it, from testing.M's exitCode.
+func testMainExit(m *testing.M) int {
+	if f := reflect.ValueOf(m).Elem().FieldByName("exitCode"); f.IsValid() && f.CanInt() {
+		return int(f.Int())
+	}
+	return 0
 }
 
 // runtimeState is the process-wide state of a seeds run or a worker.
