@@ -37,6 +37,8 @@ func (s *server) ExecuteCommand(ctx context.Context, params *protocol.ExecuteCom
 		result = s.status()
 	case fproto.CommandShowInput:
 		result, err = s.commandShowInput(params.Arguments)
+	case fproto.CommandCoverage:
+		result, err = s.commandCoverage(params.Arguments)
 	case commandTestSleep, commandTestPanic:
 		if !s.opts.EnableTestCommands {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q", params.Command)
@@ -183,6 +185,22 @@ func (s *server) commandShowInput(args []protocol.LSPAny) (any, error) {
 		return nil, err
 	}
 	return fproto.ShowInputResult{Input: string(corpusFile(c.Input))}, nil
+}
+
+// commandCoverage answers a running target's coverage of every instrumented
+// file of the workspace.
+func (s *server) commandCoverage(args []protocol.LSPAny) (any, error) {
+	var id fproto.TargetID
+	if err := decodeArg(args, &id); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	sess := s.sessions[engine.Target{Package: id.Package, Name: id.Name}.ID()]
+	s.mu.Unlock()
+	if sess == nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no session of %s.%s", id.Package, id.Name)
+	}
+	return s.coverageParams(sess.target, sess.fs, true), nil
 }
 
 func (s *server) commandTestSleep(ctx context.Context, args []protocol.LSPAny) (any, error) {

@@ -510,43 +510,70 @@ func TestClientFileEventsWhenWatcherFails(t *testing.T) {
 	}
 }
 
-// TestCoverageOfOpenDependency: a dependency outside the workspace (here a
-// replace directory beside it; the module cache is the same case) is
-// instrumented, and its file gets highlights once the client opens it ("go to
-// definition"), not before: a build has thousands of such files.
+// TestCoverageOfOpenDependency: a dependency outside the workspace (a replace
+// directory beside it; the module cache is the same case) or another package
+// of the workspace is instrumented, and its file gets highlights once the
+// client opens it ("go to definition"), not before: a big repository's build
+// has thousands of such files. fuzzls.coverage answers them all at any time.
 func TestCoverageOfOpenDependency(t *testing.T) {
 	requireEngine(t)
-	root := testws.Txtar(t, "testdata/opendep.txtar")
-	app, depGo := filepath.Join(root, "app"), filepath.Join(root, "dep", "dep.go")
-	depURI := string(uri.File(depGo))
-	p := startInProcess(t, Options{BatchDelay: 100 * time.Millisecond})
-	p.initialize(app, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
-	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(filepath.Join(app, "app_test.go"))), Target: "FuzzParse"}); err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	c := p.lspConn
-	depCovered := func(from int) (named, covered bool) {
-		for _, cp := range c.coverage()[from:] {
-			for _, f := range cp.Files {
-				if f.URI == depURI {
-					named, covered = true, covered || len(f.Covered) > 0
-				}
+	for _, inside := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inWorkspace=%v", inside), func(t *testing.T) {
+			root := testws.Txtar(t, "testdata/opendep.txtar")
+			app, depGo := filepath.Join(root, "app"), filepath.Join(root, "dep", "dep.go")
+			depURI := string(uri.File(depGo))
+			ws := app
+			if inside {
+				ws = root
 			}
-		}
-		return named, covered
+			p := startInProcess(t, Options{BatchDelay: 100 * time.Millisecond})
+			p.initialize(ws, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+			if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(filepath.Join(app, "app_test.go"))), Target: "FuzzParse"}); err != nil {
+				t.Fatalf("start: %v", err)
+			}
+			c := p.lspConn
+			depCovered := func(files []fproto.FileCoverage) (named, covered bool) {
+				for _, f := range files {
+					if f.URI == depURI {
+						named, covered = true, covered || len(f.Covered) > 0
+					}
+				}
+				return named, covered
+			}
+			var n int
+			c.await(t, "a coverage notification with app's file", 90*time.Second, func() bool {
+				n = len(c.Coverage)
+				return n > 0 && len(c.coverage()[n-1].Files) > 0
+			})
+			c.Locked(func() {
+				for _, cp := range c.coverage() {
+					if named, _ := depCovered(cp.Files); named {
+						t.Errorf("dep.go, in another package and not open, was sent")
+					}
+				}
+			})
+			raw, err := p.Command(fproto.CommandCoverage, fproto.TargetID{Package: "example.com/app", Name: "FuzzParse"})
+			if err != nil {
+				t.Fatalf("fuzzls.coverage: %v", err)
+			}
+			var all fproto.CoverageParams
+			if err := json.Unmarshal(raw, &all); err != nil {
+				t.Fatal(err)
+			}
+			if named, covered := depCovered(all.Files); named != inside || named && !covered {
+				t.Errorf("fuzzls.coverage: dep.go named %v, covered %v; want named (and covered) only inside the workspace", named, covered)
+			}
+			p.open(depGo)
+			c.await(t, "coverage of dep.go once open", 30*time.Second, func() bool {
+				for _, cp := range c.coverage()[n:] {
+					if _, covered := depCovered(cp.Files); covered {
+						return true
+					}
+				}
+				return false
+			})
+		})
 	}
-	var n int
-	c.await(t, "a coverage notification", 90*time.Second, func() bool { n = len(c.Coverage); return n > 0 })
-	var named bool
-	c.Locked(func() { named, _ = depCovered(0) })
-	if named {
-		t.Errorf("dep.go, outside the workspace and not open, was sent")
-	}
-	p.open(depGo)
-	c.await(t, "coverage of dep.go once open", 30*time.Second, func() bool {
-		_, covered := depCovered(n)
-		return covered
-	})
 }
 
 // TestProcessExitReachesEditor: a failure that ends the worker through the exit

@@ -273,7 +273,7 @@ func firstLine(s string) string {
 func (s *server) commands() []string {
 	cmds := []string{
 		fproto.CommandStart, fproto.CommandStop, fproto.CommandAddToCorpus, fproto.CommandAddSeed,
-		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput,
+		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput, fproto.CommandCoverage,
 	}
 	if s.opts.EnableTestCommands {
 		cmds = append(cmds, commandTestSleep, commandTestPanic)

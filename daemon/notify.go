@@ -19,10 +19,11 @@ func (s *server) sendStatus() {
 	s.notify(fproto.MethodStatus, &st)
 }
 
-// sendCoverage sends fuzzls/coverage for the session id: every instrumented
-// file of its package, with ranges converted to the client's text. A file the
-// client has edited since the last build gets empty lists until the next one.
-// (The engine reports a build only once its blocks are in place.)
+// sendCoverage sends fuzzls/coverage for the session id: the instrumented
+// files of its package and those the client has open, with ranges converted
+// to the client's text. A file the client has edited since the last build
+// gets empty lists until the next one. (The engine reports a build only once
+// its blocks are in place.)
 func (s *server) sendCoverage(id string) {
 	s.mu.Lock()
 	sess := s.sessions[id]
@@ -30,11 +31,16 @@ func (s *server) sendCoverage(id string) {
 	if sess == nil {
 		return
 	}
-	params := s.coverageParams(sess.target, sess.fs)
+	params := s.coverageParams(sess.target, sess.fs, false)
 	s.notify(fproto.MethodCoverage, params)
 }
 
-func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.CoverageParams {
+// coverageParams is a session's coverage of the files of its package and
+// those the client has open; with all, of every instrumented file of the
+// workspace too. A big repository's build instruments thousands of files in
+// other packages: sent on every update they would make each notification
+// megabytes.
+func (s *server) coverageParams(t engine.Target, fs fuzzSession, all bool) *fproto.CoverageParams {
 	blocks, hit := fs.Coverage()
 	byFile := map[string]*fproto.FileCoverage{}
 	mappers := map[string]*mapper{}
@@ -43,9 +49,9 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 	for i, b := range blocks {
 		show, ok := shown[b.File]
 		if !ok {
-			// A dependency's file (module cache, a replace outside the
-			// workspace) only while the client shows it: there may be thousands.
-			show = s.inWorkspace(b.File) || s.isOpen(b.File)
+			// Another package's file only while the client shows it (or
+			// on request, for the workspace's): there may be thousands.
+			show = samePath(filepath.Dir(b.File), t.Dir) || s.isOpen(b.File) || all && s.inWorkspace(b.File)
 			shown[b.File] = show
 		}
 		if !show {
@@ -84,14 +90,14 @@ func (s *server) coverageParams(t engine.Target, fs fuzzSession) *fproto.Coverag
 }
 
 // sendCoverageForFile sends coverage for the sessions whose package holds path
-// (after the client opened or first edited it), or, for a file outside the
-// workspace (a dependency's, opened by "go to definition"), whose build
-// instrumented it.
+// (after the client opened or first edited it), or whose build instrumented
+// it (another package of the workspace, or a dependency's file opened by "go
+// to definition").
 func (s *server) sendCoverageForFile(path string) {
 	dir := filepath.Dir(path)
-	dependency := !s.inWorkspace(path) && strings.HasSuffix(path, ".go")
+	goFile := strings.HasSuffix(path, ".go")
 	for _, id := range s.sessionIDs(func(sess *session) bool {
-		return samePath(sess.target.Dir, dir) || dependency && sess.fs.DependsOn(path)
+		return samePath(sess.target.Dir, dir) || goFile && sess.fs.DependsOn(path)
 	}) {
 		s.sendCoverage(id)
 	}

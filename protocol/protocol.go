@@ -26,6 +26,10 @@ const (
 	CommandSeedCorpus  = "fuzzls.seedFromCorpus"
 	CommandStatus      = "fuzzls.status"
 	CommandShowInput   = "fuzzls.showInput"
+	// CommandCoverage answers a target's coverage of every instrumented file of
+	// the workspace (a TargetID argument; CoverageParams): fuzzls/coverage
+	// carries only the target's package and the files the client has open.
+	CommandCoverage = "fuzzls.coverage"
 )
 
 // Session states, as in SessionStatus.State.
@@ -55,7 +59,7 @@ type TargetID struct {
 	Name    string `json:"name"`
 }
 
-// FileCoverage is the coverage of one instrumented file of a target's package.
+// FileCoverage is the coverage of one instrumented file of a target's build.
 // Ranges are in the text the client has; a file edited since the last build is sent
 // with empty lists until the next build.
 type FileCoverage struct {
@@ -67,7 +71,10 @@ type FileCoverage struct {
 	UncoveredChanged []Range `json:"uncoveredChanged,omitempty"`
 }
 
-// CoverageParams is the payload of fuzzls/coverage.
+// CoverageParams is the payload of fuzzls/coverage: the files of the target's
+// package and those the client has open (the workspace's other files of the
+// build come on request, fuzzls.coverage), so that a notification stays small
+// on a big repository.
 type CoverageParams struct {
 	Target TargetID       `json:"target"`
 	Files  []FileCoverage `json:"files"`

@@ -24,6 +24,12 @@ export const CommandAddSeed = "fuzzls.addSeed";
 export const CommandSeedCorpus = "fuzzls.seedFromCorpus";
 export const CommandStatus = "fuzzls.status";
 export const CommandShowInput = "fuzzls.showInput";
+/**
+ * CommandCoverage answers a target's coverage of every instrumented file of
+ * the workspace (a TargetID argument; CoverageParams): fuzzls/coverage
+ * carries only the target's package and the files the client has open.
+ */
+export const CommandCoverage = "fuzzls.coverage";
 
 // Session states, as in SessionStatus.State.
 export const StateBuilding = "building";
@@ -51,7 +57,7 @@ export interface TargetID {
 }
 
 /**
- * FileCoverage is the coverage of one instrumented file of a target's package.
+ * FileCoverage is the coverage of one instrumented file of a target's build.
  * Ranges are in the text the client has; a file edited since the last build is sent
  * with empty lists until the next build.
  */
@@ -66,7 +72,12 @@ export interface FileCoverage {
 	uncoveredChanged?: Range[] | null;
 }
 
-/** CoverageParams is the payload of fuzzls/coverage. */
+/**
+ * CoverageParams is the payload of fuzzls/coverage: the files of the target's
+ * package and those the client has open (the workspace's other files of the
+ * build come on request, fuzzls.coverage), so that a notification stays small
+ * on a big repository.
+ */
 export interface CoverageParams {
 	target: TargetID;
 	files: FileCoverage[] | null;

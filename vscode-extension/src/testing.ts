@@ -4,14 +4,16 @@
 // cancelled (fuzzls.stop); a target's run ends when its session does (stopped
 // elsewhere, done, or gone with the daemon) and fails when it has crashes (a slow
 // input is a warning), is skipped when the target skips itself. The
-// "Coverage" profile shows the last fuzzls/coverage of the targets in VS Code's
-// coverage UI.
+// "Coverage" profile shows the targets' coverage in VS Code's coverage UI: of
+// every instrumented file of the workspace for a running target (asked with
+// fuzzls.coverage: notifications carry only its package and the open files),
+// else the last fuzzls/coverage.
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes } from './crashInput';
-import { CommandStart, CommandStop, StateError, StateFuzzing, StateSkipped, StateStopped, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
+import { CommandCoverage, CommandStart, CommandStop, StateError, StateFuzzing, StateSkipped, StateStopped, type CoverageParams, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
 import { sessionLine } from './statusModel';
 import { findFuzzTargets } from './targets';
 import { toVscode } from './coverage';
@@ -28,7 +30,7 @@ export class FuzzTests implements vscode.Disposable {
 		this.controller = c;
 		c.refreshHandler = () => this.discover();
 		c.createRunProfile('Fuzz', vscode.TestRunProfileKind.Run, (req, tok) => this.fuzz(req, tok), true);
-		const cov = c.createRunProfile('Corpus coverage', vscode.TestRunProfileKind.Coverage, (req) => this.coverage(req), true);
+		const cov = c.createRunProfile('Corpus coverage', vscode.TestRunProfileKind.Coverage, (req) => void this.coverage(req), true);
 		cov.loadDetailedCoverage = (_run, fc) => Promise.resolve(this.details.get(fc) ?? []);
 		const w = vscode.workspace.createFileSystemWatcher('**/*_test.go');
 		this.disposables.push(
@@ -240,7 +242,7 @@ export class FuzzTests implements vscode.Disposable {
 		run.end();
 	}
 
-	private coverage(req: vscode.TestRunRequest): void {
+	private async coverage(req: vscode.TestRunRequest): Promise<void> {
 		const run = this.controller.createTestRun(req, 'Corpus coverage', false);
 		const perFile = new Map<string, Map<string, vscode.StatementCoverage>>();
 		for (const it of this.targetsOf(req)) {
@@ -248,6 +250,13 @@ export class FuzzTests implements vscode.Disposable {
 			const ids: TargetID[] = s
 				? [{ package: s.package, name: s.name }]
 				: this.ctx.coverage.targets().filter((t) => t.name === it.label);
+			if (s && this.ctx.daemon.running) {
+				try {
+					this.ctx.setCoverage(await this.ctx.daemon.command<CoverageParams>(CommandCoverage, ids[0]));
+				} catch (e) {
+					run.appendOutput(`${it.label}: the workspace's coverage: ${String(e)}; showing the last notification's\r\n`);
+				}
+			}
 			let any = false;
 			for (const id of ids) {
 				for (const [uri, fr] of this.ctx.coverage.files(id)) {
