@@ -157,7 +157,6 @@ func engineOptions(st fproto.Settings, log io.Writer) engine.Options {
 		Persistent:  true,
 		// Failures found on other machines are run here and reported like
 		// those found here, so they reach the editor.
-		Sync:       st.SyncDir,
-		SyncReplay: true,
+		Sync: st.SyncDir,
 	}
 }

@@ -25,12 +25,13 @@ type Options struct {
 	Leaks        bool          // report inputs that leave goroutines blocked (KindLeak); costs a goroutine count per execution
 	// Sync is a directory shared with other fuzzls processes (sync.go): corpus
 	// entries and failures each found go there, under SyncName (default
-	// host-pid), and those of the others are taken up. Without SyncReplay a
-	// failure another process recorded is not reported again here; with it (the
-	// daemon) others' failures are replayed and reported like one found here.
+	// host-pid), and what it holds is taken up: the corpus entries join the
+	// corpus, the failures are run and, when they fail here, reported like
+	// those found here. With ReplayOnly, sessions only replay the failures it
+	// held when their build was ready, write nothing into it, and end.
 	Sync       string
 	SyncName   string
-	SyncReplay bool
+	ReplayOnly bool
 	// Persistent sessions (the daemon's) outlive a build error, a failure without
 	// KeepFuzzing and the end of FuzzTime: they wait for the next Rebuild or Stop.
 	Persistent bool
@@ -114,9 +115,6 @@ type Crash struct {
 	// Known: the input that failed is a seed in testdata/fuzz/FuzzXxx, on which
 	// go test fails already: not a new failure (CI reports it as unchanged).
 	Known bool
-	// Elsewhere: another process of the sync directory recorded this failure
-	// first and reported it (Options.Sync): not reported or counted here.
-	Elsewhere bool
 	// BuildFlags are the go test flags of the build that found it (-race,
 	// -tags=...): a replay with go test needs them.
 	BuildFlags []string

@@ -42,13 +42,6 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	s.byKey[key] = c
 	s.crashes = append(s.crashes, c)
 	s.mu.Unlock()
-	if s.syncRecorded(c.ID) { // another process of the sync directory reported it
-		s.mu.Lock()
-		c.Elsewhere = true
-		s.mu.Unlock()
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: failure %s (%s at %s:%d) was recorded in the sync directory by another process\n", s.target.Name, c.ID, c.Kind, c.File, c.Line)
-		return false
-	}
 	s.saveInput(c, crashDir(s.e.opts.CacheDir, s.target), input, "failing input")
 	s.syncPublishFailure(c.ID, input)
 	s.report(c)

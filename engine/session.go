@@ -76,7 +76,7 @@ func newSession(e *Engine, t Target) *Session {
 	s := &Session{e: e, target: t, state: StateBuilding,
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 		firsts: map[*Crash]*failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst,
-		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, known: map[string]bool{}, pending: map[int64]string{}}}
+		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}}
 	s.hang.fixed = e.opts.Timeout
 	return s
 }
@@ -140,12 +140,7 @@ func (s *Session) Stats() Stats {
 
 func (s *Session) statsLocked() Stats {
 	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks),
-		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked()}
-	for _, c := range s.crashes {
-		if !c.Elsewhere {
-			st.Crashes++
-		}
-	}
+		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: len(s.crashes)}
 	st.Execs = s.execsLocked()
 	if !s.started.IsZero() {
 		st.Elapsed = time.Since(s.started)
@@ -322,6 +317,10 @@ func (s *Session) run() {
 		s.mu.Lock()
 		s.err = nil
 		s.mu.Unlock()
+		if o.ReplayOnly {
+			s.replayRecorded()
+			return
+		}
 		switch s.fuzz() {
 		case outStopped:
 			return
@@ -393,11 +392,16 @@ func (s *Session) prepare(rebuilt bool) error {
 	if err != nil {
 		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
 	}
-	inputs := seeds.inputs
+	// After the seeds, the failures the sync directory holds: the workers run
+	// the initial corpus in order, and without KeepFuzzing the first that still
+	// fails ends the session.
+	syncCorpus, syncFailures := s.syncLoad(seeds.types)
+	inputs := append(seeds.inputs, syncFailures...)
 	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.types, e.opts.Log)...)
 	if d := nativeCacheDir(s.target); d != "" {
 		inputs = append(inputs, readCorpusDir(d, seeds.types, e.opts.Log)...)
 	}
+	inputs = append(inputs, syncCorpus...)
 	s.setFocus(bin)
 	s.mu.Lock()
 	s.bin, s.types, s.testdata = bin, seeds.types, seeds.testdata

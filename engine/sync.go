@@ -9,18 +9,24 @@ package engine
 //	DIR/<name>/corpus/<import path>/FuzzXxx/<go test's name>  a corpus entry, `go test fuzz v1`
 //	DIR/<name>/failures/<import path>/FuzzXxx/<failure id>    its failing input, `go test fuzz v1`
 //
-// Every few seconds a fuzzing session reads the others' files it has not seen:
-// corpus entries are run on its workers and join its corpus when they add
-// coverage; failures make their id known, so that the same failure found here is
-// not reported again (or, with SyncReplay, the daemon's, are run and reported as
-// found here, so they reach the editor).
+// When a build is ready, a session loads what the directory holds for its
+// target into its initial corpus, which the workers run before they mutate:
+// the corpus entries, so that a process joining starts where the others are,
+// and the failures' inputs, so that a failure still there fails this run too,
+// whoever recorded it first. Then every few seconds it reads the files it has
+// not seen and runs them on its workers: corpus entries join its corpus when
+// they add coverage, a failure that fails here is reported as found here. Its
+// own subdirectory is read like the others' (a CI job restores the directory
+// of its last run, with the same name); what it writes itself is not read back.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,12 +50,14 @@ func (e *Engine) syncName() string {
 
 // syncState is a session's view of the sync directory.
 type syncState struct {
-	seen     map[string]bool  // files read already (not those this process could not read)
-	received map[string]bool  // inputs that came from others: not published again
-	known    map[string]bool  // failure ids recorded in the directory
+	seen     map[string]bool  // files taken already: read, or written by this process (not those it could not read)
+	received map[string]bool  // inputs that came from the directory: not published again
 	pending  map[int64]string // executions asked of workers → input
 	queue    []string         // inputs waiting for a worker
 	nextID   int64
+	// recorded are the failures' inputs the directory held when the build was
+	// ready (syncLoad): what ReplayOnly replays.
+	recorded []string
 	// saidUnreadable: the log said that files this process cannot read are skipped.
 	saidUnreadable bool
 }
@@ -59,9 +67,9 @@ func (s *Session) syncDir(kind string, name string) string {
 }
 
 // syncPublish writes a corpus entry into this process's subdirectory, unless it
-// came from another process.
+// came from the directory.
 func (s *Session) syncPublish(input string) {
-	if s.e.opts.Sync == "" {
+	if !s.syncWrites() {
 		return
 	}
 	s.mu.Lock()
@@ -70,77 +78,140 @@ func (s *Session) syncPublish(input string) {
 	if from {
 		return
 	}
-	if _, err := writeEntry(s.syncDir("corpus", s.e.syncName()), input); err != nil {
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: sync: %v\n", s.target.Name, err)
-	}
+	path, err := writeEntry(s.syncDir("corpus", s.e.syncName()), input)
+	s.syncWrote(path, err)
 }
 
-// syncPublishFailure records a failure reported here under its id (again when
-// its minimized input replaces the first).
+// syncPublishFailure records a failure found here under its id (again when its
+// minimized input replaces the first).
 func (s *Session) syncPublishFailure(id, input string) {
-	if s.e.opts.Sync == "" {
+	if !s.syncWrites() {
 		return
 	}
-	if err := writeAtomic(filepath.Join(s.syncDir("failures", s.e.syncName()), id), input); err != nil {
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: sync: %v\n", s.target.Name, err)
-	}
+	path := filepath.Join(s.syncDir("failures", s.e.syncName()), id)
+	s.syncWrote(path, writeAtomic(path, input))
 }
 
-// syncRecorded reports whether some process recorded failure id in the sync
-// directory: asked of the directory itself when a failure is found, so a
-// failure recorded since the last read is not reported twice.
-func (s *Session) syncRecorded(id string) bool {
-	if s.e.opts.Sync == "" || s.e.opts.SyncReplay {
-		return false
+// syncWrites reports whether the session writes into the sync directory: not
+// with ReplayOnly, which only reads it.
+func (s *Session) syncWrites() bool {
+	return s.e.opts.Sync != "" && !s.e.opts.ReplayOnly
+}
+
+// syncWrote marks a file this process wrote as seen, or logs why it could not.
+func (s *Session) syncWrote(path string, err error) {
+	if err != nil {
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: sync: %v\n", s.target.Name, err)
+		return
 	}
 	s.mu.Lock()
-	known := s.sync.known[id]
+	s.sync.seen[path] = true
 	s.mu.Unlock()
-	if known {
-		return true
-	}
-	m, _ := filepath.Glob(filepath.Join(s.e.opts.Sync, "*", "failures", filepath.FromSlash(s.target.Package), s.target.Name, id))
-	return len(m) > 0
 }
 
-// syncPull reads what the other processes wrote since the last call and returns
-// the inputs to run: their corpus entries not in the corpus yet and, with
-// SyncReplay, their failures' inputs.
-func (s *Session) syncPull() []string {
-	root := s.e.opts.Sync
-	self := s.e.syncName()
-	names, err := os.ReadDir(root)
-	if err != nil {
-		return nil
+// syncLoad reads all the directory holds for the target, with its argument
+// types, when a build is ready (see prepare): the corpus entries and the
+// failures' inputs, which it keeps as recorded. All are marked received.
+func (s *Session) syncLoad(types []string) (corpus, failures []string) {
+	if s.e.opts.Sync == "" {
+		return nil, nil
 	}
+	corpus, failures = s.syncRead(types)
+	s.mu.Lock()
+	s.sync.recorded = append(s.sync.recorded, failures...)
+	for _, in := range corpus {
+		s.sync.received[in] = true
+	}
+	for _, in := range failures {
+		s.sync.received[in] = true
+	}
+	s.mu.Unlock()
+	return corpus, failures
+}
+
+// syncPull reads what was written since the last read and returns the inputs
+// to run: failures' inputs and corpus entries, those not in the corpus (or
+// failed here) already.
+func (s *Session) syncPull() []string {
 	s.mu.Lock()
 	types := s.types
 	s.mu.Unlock()
+	corpus, failures := s.syncRead(types)
 	var out []string
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, in := range append(failures, corpus...) {
+		if !s.inCorpus[in] && !s.sync.received[in] {
+			s.sync.received[in] = true
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// syncRead reads the files of every subdirectory not seen before, for the
+// target: the corpus entries and the failures' inputs with its types.
+func (s *Session) syncRead(types []string) (corpus, failures []string) {
+	names, err := os.ReadDir(s.e.opts.Sync)
+	if err != nil {
+		return nil, nil
+	}
 	for _, n := range names {
 		if !n.IsDir() {
 			continue
 		}
-		// Failures first: a failure and the entry it was found from may appear
-		// in one read, and the failure must be known before the entry runs.
 		for _, f := range s.syncNew(s.syncDir("failures", n.Name())) {
-			s.mu.Lock()
-			s.sync.known[filepath.Base(f.path)] = true
-			s.mu.Unlock()
-			if s.e.opts.SyncReplay && n.Name() != self {
-				if in := entryOf(f.data, types); in != "" {
-					out = append(out, in)
-				}
+			if in := entryOf(f.data, types); in != "" {
+				failures = append(failures, in)
 			}
 		}
 		for _, f := range s.syncNew(s.syncDir("corpus", n.Name())) {
-			in := entryOf(f.data, types)
-			s.mu.Lock()
-			if in != "" && !s.inCorpus[in] {
-				s.sync.received[in] = true
-				out = append(out, in)
+			if in := entryOf(f.data, types); in != "" {
+				corpus = append(corpus, in)
 			}
-			s.mu.Unlock()
+		}
+	}
+	return corpus, failures
+}
+
+// replayRecorded runs the failures the sync directory held (ReplayOnly) one
+// at a time on a worker of its own: each that fails here is a failure found
+// here, reported, minimized and counted.
+func (s *Session) replayRecorded() {
+	s.mu.Lock()
+	inputs := slices.Compact(slices.Sorted(slices.Values(s.sync.recorded)))
+	s.mu.Unlock()
+	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
+	defer cancel()
+	r := &replayer{s: s}
+	defer r.close()
+	for _, in := range inputs {
+		f, ok := r.run(ctx, in)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case !ok:
+			fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: a recorded failure could not be replayed\n", s.target.Name)
+		case f != nil:
+			s.onFailure(f, in)
+		}
+	}
+}
+
+// RecordedFailures lists the failure files the sync directory holds for t.
+func (e *Engine) RecordedFailures(t Target) []string {
+	if e.opts.Sync == "" {
+		return nil
+	}
+	var out []string
+	names, _ := os.ReadDir(e.opts.Sync)
+	for _, n := range names {
+		dir := filepath.Join(e.opts.Sync, n.Name(), "failures", filepath.FromSlash(t.Package), t.Name)
+		files, _ := os.ReadDir(dir)
+		for _, f := range files {
+			if !f.IsDir() && !strings.HasSuffix(f.Name(), partialSuffix) {
+				out = append(out, filepath.Join(dir, f.Name()))
+			}
 		}
 	}
 	return out

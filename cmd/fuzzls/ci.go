@@ -46,19 +46,15 @@ func (c *ciFlags) start(sessions []*engine.Session) func() {
 	return func() { t.Stop() }
 }
 
-// finish writes the SARIF file once every session is done. Failures found by
-// another process of the sync directory were reported there, not here.
+// finish writes the SARIF file once every session is done: every failure that
+// failed in this run, whichever process of the sync directory found it first.
 func (c *ciFlags) finish(sessions []*engine.Session) error {
 	if c.sarif == "" {
 		return nil
 	}
 	var crashes []*engine.Crash
 	for _, s := range sessions {
-		for _, c := range s.Crashes() {
-			if !c.Elsewhere {
-				crashes = append(crashes, c)
-			}
-		}
+		crashes = append(crashes, s.Crashes()...)
 	}
 	root, err := os.Getwd()
 	if err != nil {

@@ -2,6 +2,7 @@
 //
 //	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets headless (terminal, CI)
 //	fuzzls cmin [flags] [packages]   minimize the generated corpus of the targets
+//	fuzzls report -sync dir [flags] [packages]  the failures a sync directory holds that still fail
 //	fuzzls export [flags] [packages] what OSS-Fuzz / ClusterFuzzLite projects ship beside a fuzzer
 //	fuzzls import [flags] paths...   their crash files and corpora, as testdata/fuzz seeds
 //	fuzzls serve                     the LSP daemon, over stdin/stdout
@@ -51,6 +52,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdin, stdout, stderr)
 	case "cmin":
 		return cmin(args[1:], stdout, stderr)
+	case "report":
+		return report(args[1:], stdout, stderr)
 	case "export":
 		return export(args[1:], stdout, stderr)
 	case "import":
@@ -71,6 +74,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
 	fuzzls fuzz [flags] [packages]   fuzz the FuzzXxx targets of packages (default ".")
 	fuzzls cmin [flags] [packages]   drop generated corpus entries that add no coverage
+	fuzzls report -sync dir [flags] [packages]  replay the failures a sync directory holds; report those that still fail
 	fuzzls export [flags] [packages] seed corpus zip, dictionary, options for OSS-Fuzz/ClusterFuzzLite
 	fuzzls import [flags] paths...   libFuzzer crash files or corpora of a target → testdata/fuzz seeds
 	fuzzls serve                     run the LSP daemon over stdin/stdout
@@ -204,6 +208,21 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 			go s.Stop()
 		}
 	}()
+	status := waitAll(rep, sessions)
+	e.Close()
+	if err := ci.finish(sessions); err != nil {
+		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		if status == 0 {
+			status = 2
+		}
+	}
+	return status
+}
+
+// waitAll waits for every session, reports each one's end, and returns the
+// exit status: 1 when a failure was found, else 2 when a session ended in a
+// build error, else 0.
+func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
 	var wg sync.WaitGroup
 	status := 0
 	var mu sync.Mutex
@@ -225,13 +244,6 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		}()
 	}
 	wg.Wait()
-	e.Close()
-	if err := ci.finish(sessions); err != nil {
-		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
-		if status == 0 {
-			status = 2
-		}
-	}
 	return status
 }
 
@@ -262,18 +274,10 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := chdirTo(*chdir); err != nil {
+	re, patterns, err := targetArgs(fs, *chdir, *runRE, ".")
+	if err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
 		return 2
-	}
-	re, err := regexp.Compile(*runRE)
-	if err != nil {
-		fmt.Fprintf(stderr, "fuzzls: -run: %v\n", err)
-		return 2
-	}
-	patterns := fs.Args()
-	if len(patterns) == 0 {
-		patterns = []string{"."}
 	}
 	e := engine.New(engine.Options{CacheDir: *cacheDir, Build: build(), Log: stderr}, nil)
 	defer e.Close()
@@ -308,6 +312,24 @@ func buildFlags(fs *flag.FlagSet) func() engine.BuildFlags {
 	return func() engine.BuildFlags {
 		return engine.BuildFlags{Tags: *tags, Race: *race, LDFlags: *ldflags, GCFlags: *gcflags}
 	}
+}
+
+// targetArgs is what cmin and report take after their flags: the directory
+// of -C changed to, the -run expression, and the package patterns (def when
+// none).
+func targetArgs(fs *flag.FlagSet, chdir, runRE, def string) (*regexp.Regexp, []string, error) {
+	if err := chdirTo(chdir); err != nil {
+		return nil, nil, err
+	}
+	re, err := regexp.Compile(runRE)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-run: %v", err)
+	}
+	patterns := fs.Args()
+	if len(patterns) == 0 {
+		patterns = []string{def}
+	}
+	return re, patterns, nil
 }
 
 // chdirTo is go's -C: an empty dir means stay.
