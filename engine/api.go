@@ -97,6 +97,45 @@ const (
 	KindSlow = "slow"
 )
 
+// KindInfo describes a kind of Crash.
+type KindInfo struct {
+	Kind        string // one of the Kind constants
+	Description string // what happened, for people: "the fuzz function panicked"
+	Warning     bool   // not a failure (KindSlow)
+	// GoTestMisses says why `go test -run` passes on an input of this kind
+	// (go test lacks the check that found it), or is "" when go test fails on it.
+	GoTestMisses string
+}
+
+// kinds is the one list of the Kind constants: what reports every kind (SARIF's
+// rules) walks it, and TestKinds checks that it holds every constant.
+var kinds = []KindInfo{
+	{Kind: KindPanic, Description: "the fuzz function panicked"},
+	{Kind: KindError, Description: "the fuzz function called t.Error or t.Fatal"},
+	{Kind: KindGoroutinePanic, Description: "a goroutine started by the fuzz function panicked"},
+	{Kind: KindFatal, Description: "the Go runtime stopped with a fatal error"},
+	{Kind: KindExit, Description: "the process exited while running an input"},
+	{Kind: KindHang, Description: "an input ran longer than the hang limit"},
+	{Kind: KindOOM, Description: "an input used more memory than the limit"},
+	{Kind: KindLeak, Description: "goroutines the fuzz function started stay blocked after it returned (-leaks)",
+		GoTestMisses: "go test has no goroutine-leak check"},
+	{Kind: KindRace, Description: "a data race between goroutines of the fuzz function (a -race build)"},
+	{Kind: KindSlow, Description: "an input ran past the adaptive hang limit, then finished (a warning, not a failure)", Warning: true},
+}
+
+// Kinds lists every kind of Crash.
+func Kinds() []KindInfo { return append([]KindInfo(nil), kinds...) }
+
+// LookupKind is kind's KindInfo (with only Kind set for a kind not listed).
+func LookupKind(kind string) KindInfo {
+	for _, k := range kinds {
+		if k.Kind == kind {
+			return k
+		}
+	}
+	return KindInfo{Kind: kind}
+}
+
 // Crash is one distinct failure of a target.
 type Crash struct {
 	ID        string  // stable over runs: derived from target, kind and location

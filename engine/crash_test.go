@@ -2,6 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -343,5 +346,48 @@ Goroutine 8 (running) created at:
 	other := strings.Replace(report(inGoroutine, "Previous r"+inCaller[1:]), "m.go:15", "m.go:16", 1)
 	if c := classifyDeath(death{stderr: other, exitCode: 66}, u, "FuzzCount.func"); c.same(a) {
 		t.Errorf("races 13/15 and 13/16 are the same failure (%q)", c.signature())
+	}
+}
+
+// TestFailureKinds: Kinds, which what reports every kind walks (SARIF's rules),
+// holds each Kind constant declared in api.go once, described.
+func TestFailureKinds(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "api.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) || !strings.HasPrefix(name.Name, "Kind") {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						declared[strings.Trim(lit.Value, `"`)] = true
+					}
+				}
+			}
+		}
+	}
+	if len(declared) < 10 {
+		t.Fatalf("found %d Kind constants in api.go: %v", len(declared), declared)
+	}
+	listed := map[string]bool{}
+	for _, k := range Kinds() {
+		if !declared[k.Kind] || listed[k.Kind] || k.Description == "" {
+			t.Errorf("kind %+v: not a Kind constant, listed twice or not described", k)
+		}
+		listed[k.Kind] = true
+		if LookupKind(k.Kind) != k {
+			t.Errorf("LookupKind(%q) = %+v, want %+v", k.Kind, LookupKind(k.Kind), k)
+		}
+	}
+	for k := range declared {
+		if !listed[k] {
+			t.Errorf("Kind constant %q is not in Kinds()", k)
+		}
 	}
 }

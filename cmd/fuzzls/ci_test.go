@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/internal/testws"
 )
 
@@ -26,20 +27,7 @@ func TestSARIF(t *testing.T) {
 	os.MkdirAll(filepath.Dir(known), 0o755)
 	os.WriteFile(known, []byte("go test fuzz v1\nstring(\"7/0\")\n"), 0o644)
 	testws.TxtarInto(t, dir, "testdata/more.txtar")
-	sarif := filepath.Join(t.TempDir(), "fuzz.sarif")
-	cmd := exec.Command(bin, "fuzz", "-budget", "3m", "-sarif", sarif, "-minimizetime", "5s", "-cachedir", t.TempDir(), "./...")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if code := exitCode(err); code != 1 {
-		t.Fatalf("exit status %d, want 1\n%s", code, out)
-	}
-	data, err := os.ReadFile(sarif)
-	if err != nil {
-		t.Fatalf("no SARIF file: %v\n%s", err, out)
-	}
-	if err := validateSARIF(t, data); err != nil {
-		t.Fatalf("SARIF does not validate: %v\n%s", err, data)
-	}
+	_, data := fuzzSARIF(t, bin, dir, "-budget", "3m", "-minimizetime", "5s", "./...")
 	if validateSARIF(t, bytes.Replace(data, []byte(`"startLine": `), []byte(`"startLine": -`), 1)) == nil {
 		t.Errorf("the schema check lets a negative line through")
 	}
@@ -90,6 +78,50 @@ func TestSARIF(t *testing.T) {
 	}
 }
 
+// TestSARIFLeak: a -leaks -sarif run's leak is a result whose rule the file
+// declares, as every kind's (the rules are made from engine.Kinds).
+func TestSARIFLeak(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/crashers")
+	_, data := fuzzSARIF(t, bin, dir, "-leaks", "-run", "^FuzzLeak$", "-fuzztime", "2m", "-minimizetime", "5s", "-parallel", "1", ".")
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID                   string
+						DefaultConfiguration struct{ Level string }
+					}
+				}
+			}
+			Results []struct {
+				RuleID  string
+				Level   string
+				Message struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	rules := map[string]string{}
+	for _, r := range run.Tool.Driver.Rules {
+		rules[r.ID] = r.DefaultConfiguration.Level
+	}
+	for _, k := range engine.Kinds() {
+		if _, ok := rules["fuzzls/"+k.Kind]; !ok {
+			t.Errorf("no rule fuzzls/%s in %v", k.Kind, rules)
+		}
+	}
+	if len(run.Results) != 1 || run.Results[0].RuleID != "fuzzls/leak" {
+		t.Fatalf("results %+v, want one of rule fuzzls/leak\n%s", run.Results, data)
+	}
+	if level, ok := rules[run.Results[0].RuleID]; !ok || level != "error" || run.Results[0].Level != "error" {
+		t.Errorf("the result's rule %s is not declared as an error (%q, result %q)", run.Results[0].RuleID, level, run.Results[0].Level)
+	}
+}
+
 // TestBudget: -budget ends a run that would otherwise fuzz forever, with status 0.
 func TestBudget(t *testing.T) {
 	bin := buildFuzzls(t)
@@ -103,6 +135,28 @@ func TestBudget(t *testing.T) {
 	if !bytes.Contains(out, []byte("FuzzNoBug: done:")) {
 		t.Errorf("no done line:\n%s", out)
 	}
+}
+
+// fuzzSARIF runs `fuzzls fuzz -sarif FILE -cachedir DIR args...` in dir, which
+// must find a failure (exit status 1), and returns its output and the SARIF file,
+// validated.
+func fuzzSARIF(t *testing.T, bin, dir string, args ...string) (out, data []byte) {
+	t.Helper()
+	sarif := filepath.Join(t.TempDir(), "fuzz.sarif")
+	cmd := exec.Command(bin, append([]string{"fuzz", "-sarif", sarif, "-cachedir", t.TempDir()}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s", code, out)
+	}
+	data, err = os.ReadFile(sarif)
+	if err != nil {
+		t.Fatalf("no SARIF file: %v\n%s", err, out)
+	}
+	if err := validateSARIF(t, data); err != nil {
+		t.Fatalf("SARIF does not validate: %v\n%s", err, data)
+	}
+	return out, data
 }
 
 // validateSARIF checks data against the SARIF 2.1.0 JSON schema (testdata,

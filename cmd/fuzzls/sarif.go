@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"fuzzls.dev/fuzzls/engine"
@@ -96,18 +95,6 @@ type sarifThreadFlowLoc struct {
 	Location sarifLocation `json:"location"`
 }
 
-// failureKinds describes each failure kind as a SARIF rule.
-var failureKinds = map[string]string{
-	engine.KindPanic:          "the fuzz function panicked",
-	engine.KindError:          "the fuzz function called t.Error or t.Fatal",
-	engine.KindGoroutinePanic: "a goroutine started by the fuzz function panicked",
-	engine.KindFatal:          "the Go runtime stopped with a fatal error",
-	engine.KindExit:           "the process exited while running an input",
-	engine.KindHang:           "an input ran longer than the hang limit",
-	engine.KindOOM:            "an input used more memory than the limit",
-	engine.KindSlow:           "an input ran past the adaptive hang limit, then finished (a warning, not a failure)",
-}
-
 // writeSARIF writes the run's failures to path. root is the directory paths are
 // made relative to.
 func writeSARIF(path, root string, crashes []*engine.Crash) error {
@@ -130,15 +117,10 @@ func sarifReport(root string, crashes []*engine.Crash) *sarifLog {
 		},
 		Results: []sarifResult{},
 	}
-	kinds := make([]string, 0, len(failureKinds))
-	for k := range failureKinds {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		r := sarifRule{ID: "fuzzls/" + k, Name: ruleName(k),
-			ShortDescription: sarifMessage{Text: failureKinds[k]}, FullDescription: sarifMessage{Text: failureKinds[k] + " (found by fuzzing)"}}
-		r.DefaultConfig.Level = sarifLevel(k)
+	for _, k := range engine.Kinds() {
+		r := sarifRule{ID: "fuzzls/" + k.Kind, Name: ruleName(k.Kind),
+			ShortDescription: sarifMessage{Text: k.Description}, FullDescription: sarifMessage{Text: k.Description + " (found by fuzzing)"}}
+		r.DefaultConfig.Level = sarifLevel(k.Kind)
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, r)
 	}
 	for _, c := range crashes {
@@ -149,7 +131,7 @@ func sarifReport(root string, crashes []*engine.Crash) *sarifLog {
 
 // sarifLevel is a kind's level: a slow input is a warning, the rest errors.
 func sarifLevel(kind string) string {
-	if kind == engine.KindSlow {
+	if engine.LookupKind(kind).Warning {
 		return "warning"
 	}
 	return "error"
