@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -346,8 +347,9 @@ func TestSettings(t *testing.T) {
 		{"flat", `{"autoStart":"workspace","parallel":3,"keepFuzzing":false,"timeout":2.5,"rssLimitMB":512,"nice":0,"cacheDir":"/tmp/c","leaks":true}`,
 			fproto.Settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: "2.5s", RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c", Leaks: true, BuildFlags: []string{}},
 			2500 * time.Millisecond, engine.BuildFlags{}, false},
-		{"section", `{"fuzzls":{"autoStart":"openFiles","timeout":"1m","nice":19}}`,
-			with(func(s *fproto.Settings) { s.AutoStart, s.Timeout, s.Nice = "openFiles", "1m", 19 }), time.Minute, engine.BuildFlags{}, false},
+		{"section", `{"fuzzls":{"autoStart":"openFiles","timeout":"1m","nice":19,"plateau":"5m"}}`,
+			with(func(s *fproto.Settings) { s.AutoStart, s.Timeout, s.Nice, s.Plateau = "openFiles", "1m", 19, "5m" }), time.Minute, engine.BuildFlags{}, false},
+		{"bad plateau", `{"plateau":"-5m","nice":3}`, with(func(s *fproto.Settings) { s.Nice = 3 }), 0, engine.BuildFlags{}, true},
 		{"bad values keep the good ones", `{"autoStart":"always","parallel":-1,"rssLimitMB":100,"nice":20,"cacheDir":"rel"}`,
 			with(func(s *fproto.Settings) { s.RSSLimitMB = 100 }), 0, engine.BuildFlags{}, true},
 		{"bad timeouts", `{"timeout":-1}`, def, 0, engine.BuildFlags{}, true},
@@ -366,10 +368,18 @@ func TestSettings(t *testing.T) {
 			t.Errorf("%s: got %+v, %v; want %+v, error %v", tc.desc, st, err, tc.want, tc.wantErr)
 		}
 		if o := engineOptions(st, nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != tc.build || o.Leaks != st.Leaks ||
-			o.Timeout != tc.timeout || o.KeepFuzzing != st.KeepFuzzing || o.CacheDir != st.CacheDir {
+			o.Timeout != tc.timeout || o.KeepFuzzing != st.KeepFuzzing || o.CacheDir != st.CacheDir || o.Plateau != mustDuration(t, cmp.Or(st.Plateau, "0")) {
 			t.Errorf("%s: engine options %+v do not follow the settings %+v", tc.desc, o, st)
 		}
 	}
+}
+
+func mustDuration(t *testing.T, s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // TestSettingsUpdates: a change applies the members it has and keeps the others,

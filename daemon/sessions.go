@@ -474,6 +474,10 @@ func (s *server) status() fproto.StatusParams {
 			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus,
 			Covered: st.Covered, Blocks: st.Blocks, Crashes: st.Crashes,
 			Changed: st.Changed, ChangedReached: st.ChangedReached,
+			SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage,
+		}
+		if st.Plateaued {
+			ss.Message = fmt.Sprintf("stopped after %s without new coverage (the plateau setting); a save fuzzes it again", st.SinceCoverage.Round(time.Second))
 		}
 		s.mu.Lock()
 		if be := s.buildErrs[t.Package]; be != nil {

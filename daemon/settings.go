@@ -60,6 +60,10 @@ func updateSettings(st *fproto.Settings, raw []byte) error {
 		bad("timeout %q is not a duration", next.Timeout)
 		next.Timeout = st.Timeout
 	}
+	if _, err := plateau(next); err != nil {
+		bad("plateau %q is not a duration", next.Plateau)
+		next.Plateau = st.Plateau
+	}
 	if next.RSSLimitMB < 0 {
 		bad("rssLimitMB must not be negative")
 		next.RSSLimitMB = st.RSSLimitMB
@@ -119,13 +123,19 @@ func timeoutAsDuration(raw []byte) ([]byte, error) {
 }
 
 // timeout is the setting's duration; 0 for "", the engine's adaptive limit.
-func timeout(st fproto.Settings) (time.Duration, error) {
-	if st.Timeout == "" {
+func timeout(st fproto.Settings) (time.Duration, error) { return duration(st.Timeout) }
+
+// plateau is the setting's duration; 0 for "", never.
+func plateau(st fproto.Settings) (time.Duration, error) { return duration(st.Plateau) }
+
+// duration reads a duration setting: "" is 0, a negative one is an error.
+func duration(s string) (time.Duration, error) {
+	if s == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(st.Timeout)
+	d, err := time.ParseDuration(s)
 	if err == nil && d < 0 {
-		err = fmt.Errorf("negative timeout %q", st.Timeout)
+		err = fmt.Errorf("negative duration %q", s)
 	}
 	return d, err
 }
@@ -140,6 +150,7 @@ func buildFlags(st fproto.Settings) engine.BuildFlags {
 // engineOptions are the engine's options for the settings.
 func engineOptions(st fproto.Settings, log io.Writer) engine.Options {
 	d, _ := timeout(st)
+	quiet, _ := plateau(st)
 	rss := st.RSSLimitMB
 	if rss == 0 {
 		rss = -1 // no limit, as package.json and fuzzls fuzz -rsslimit 0 say; the engine's 0 is its default
@@ -149,6 +160,7 @@ func engineOptions(st fproto.Settings, log io.Writer) engine.Options {
 		Parallel:    st.Parallel,
 		Timeout:     d,
 		KeepFuzzing: st.KeepFuzzing,
+		Plateau:     quiet,
 		RSSLimitMB:  rss,
 		Nice:        st.Nice,
 		Build:       buildFlags(st),

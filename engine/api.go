@@ -19,10 +19,13 @@ type Options struct {
 	RSSLimitMB   int           // per-worker memory limit; default 2048
 	FuzzTime     time.Duration // stop a session after this long; 0 = no limit
 	FuzzExecs    int64         // stop a session after this many executions; 0 = no limit
-	Log          io.Writer     // progress and diagnostics for humans; nil discards
-	Dict         string        // a dictionary file (AFL/libFuzzer syntax) for every target
-	Nice         int           // workers' nice value (1 to 19), so that they yield the cores to the editor and builds; 0 = unchanged
-	Leaks        bool          // report inputs that leave goroutines blocked (KindLeak); costs a goroutine count per execution
+	// Plateau stops a session after this much fuzzing without new coverage
+	// (Stats.SinceCoverage): its workers go to the sessions still fuzzing. 0 = never.
+	Plateau time.Duration
+	Log     io.Writer // progress and diagnostics for humans; nil discards
+	Dict    string    // a dictionary file (AFL/libFuzzer syntax) for every target
+	Nice    int       // workers' nice value (1 to 19), so that they yield the cores to the editor and builds; 0 = unchanged
+	Leaks   bool      // report inputs that leave goroutines blocked (KindLeak); costs a goroutine count per execution
 	// Sync is a directory shared with other fuzzls processes (sync.go): corpus
 	// entries and failures each found go there, under SyncName (default
 	// host-pid), and what it holds is taken up: the corpus entries join the
@@ -184,6 +187,17 @@ type Stats struct {
 	// in Options.Focus) and how many of them are reached.
 	Changed        int
 	ChangedReached int
+	// Workers is the number of worker processes fuzzing it now.
+	Workers int
+	// SinceCoverage is how long the session has fuzzed since its coverage last
+	// grew (a block, a hit count bucket or a comparison site reached for the first
+	// time by this build), counting only time it had workers; ExecsSinceCoverage
+	// the executions since. Both start again with each build.
+	SinceCoverage      time.Duration
+	ExecsSinceCoverage int64
+	// Plateaued: the session stopped fuzzing after Options.Plateau without new
+	// coverage (a persistent session fuzzes again on the next build).
+	Plateaued bool
 }
 
 // Event is what an Engine reports to its observer: one of *BuildEvent, *SeedsEvent,
@@ -241,6 +255,9 @@ type DoneEvent struct {
 	Crashes int
 	Err     error
 	Skipped string // why the target was skipped (see Session.Skipped); "" = it was not
+	// Plateau is the fuzzing time without new coverage after which it stopped
+	// (Options.Plateau); 0 when it stopped otherwise.
+	Plateau time.Duration
 }
 
 func (*BuildEvent) event()      {}

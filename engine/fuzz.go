@@ -39,6 +39,7 @@ func (s *Session) fuzz() outcome {
 		s.started = time.Now()
 	}
 	s.reported = false
+	s.quiet, s.quietExecs, s.plateaued = 0, s.execsLocked(), false
 	s.mu.Unlock()
 	defer p.stopAll()
 	return p.loop(allot)
@@ -59,6 +60,7 @@ type fuzzPhase struct {
 	diskFull      bool // the last start failed for want of disk space
 	fuzzing       bool // the first allotment came: the state is "fuzzing"
 	lastCovered   int  // coverage at the last CoverageEvent of a tick
+	lastTick      time.Time
 }
 
 // loop waits for what the phase reacts to: Stop, Rebuild, the scheduler's
@@ -122,12 +124,16 @@ func (p *fuzzPhase) onAllot(n int) {
 }
 
 // onTick is the phase's once-a-second work: focus, stats and coverage events,
-// corpus minimization, the execution budget, and restarting missing workers. It
-// ends the phase when the budget is spent, the binary is gone from the cache
-// (outRebuild), or no worker could be started at all.
+// corpus minimization, the execution budget, the plateau, and restarting
+// missing workers. It ends the phase when the budget is spent, the plateau
+// reached, the binary is gone from the cache (outRebuild), or no worker could be
+// started at all.
 func (p *fuzzPhase) onTick() (outcome, bool) {
 	s, o := p.s, p.o
 	s.broadcastFocus(s.updateFocus(false))
+	if p.plateau() {
+		return outFinished, true
+	}
 	st := s.emitStats()
 	if st.Covered != p.lastCovered {
 		p.lastCovered = st.Covered
@@ -152,6 +158,29 @@ func (p *fuzzPhase) onTick() (outcome, bool) {
 		return outFinished, true
 	}
 	return 0, false
+}
+
+// plateau adds the time since the last tick to the session's quiet time, if it
+// had workers, and reports whether that reached Options.Plateau: then the
+// session stops (its workers go back to the scheduler, so to the others).
+func (p *fuzzPhase) plateau() bool {
+	s, o := p.s, p.o
+	now := time.Now()
+	s.mu.Lock()
+	if !p.lastTick.IsZero() && len(s.workers) > 0 {
+		s.quiet += now.Sub(p.lastTick)
+	}
+	p.lastTick = now
+	quiet, execs := s.quiet, s.execsLocked()-s.quietExecs
+	// Ticks come a second apart, give or take: one a little early does not
+	// put the stop a whole second late.
+	reached := o.Plateau > 0 && quiet.Round(100*time.Millisecond) >= o.Plateau
+	s.plateaued = reached
+	s.mu.Unlock()
+	if reached {
+		fmt.Fprintf(o.Log, "fuzzls: %s: no new coverage for %v (%d execs): stopping\n", s.target.Name, quiet.Round(time.Second), execs)
+	}
+	return reached
 }
 
 // onDeath handles the death of w: one we killed is already accounted for; one
@@ -438,6 +467,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 		s.mu.Unlock()
 		return
 	}
+	s.quiet, s.quietExecs = 0, s.execsLocked()
 	if !s.inCorpus[en.Input] {
 		s.inCorpus[en.Input] = true
 		s.corpus = append(s.corpus, entry{input: en.Input, cov: en.Cov})

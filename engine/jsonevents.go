@@ -53,6 +53,11 @@ type JSONStats struct {
 	Corpus      int     `json:"corpus"`  // entries of the generated corpus
 	Covered     int     `json:"covered"` // basic blocks reached
 	Blocks      int     `json:"blocks"`  // basic blocks instrumented
+	Workers     int     `json:"workers"` // worker processes fuzzing it now
+	// SinceCoverage is the fuzzing time, in seconds, since its coverage last
+	// grew, and ExecsSinceCoverage the executions since (see Stats).
+	SinceCoverage      float64 `json:"sinceCoverage"`
+	ExecsSinceCoverage int64   `json:"execsSinceCoverage"`
 }
 
 // JSONCrash: a failure, first when it is found, then again once minimized
@@ -92,6 +97,8 @@ type JSONDone struct {
 	Crashes int    `json:"crashes"`           // distinct failures
 	Error   string `json:"error,omitempty"`   // why it could not run
 	Skipped string `json:"skipped,omitempty"` // why the target skipped itself
+	// Plateau: it stopped after this many seconds without new coverage (-plateau).
+	Plateau float64 `json:"plateau,omitempty"`
 }
 
 // JSONEvent is the -json line of ev (without its newline), or nil for an event
@@ -113,7 +120,8 @@ func JSONEvent(ev Event) any {
 	case *StatsEvent:
 		st := ev.Stats
 		return &JSONStats{Event: JSONEventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
-			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus, Covered: st.Covered, Blocks: st.Blocks}
+			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus, Covered: st.Covered, Blocks: st.Blocks,
+			Workers: st.Workers, SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage}
 	case *CrashEvent:
 		c := ev.Crash
 		frames := c.Frames
@@ -126,7 +134,8 @@ func JSONEvent(ev Event) any {
 	case *CrashFixedEvent:
 		return &JSONFixed{Event: JSONEventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
 	case *DoneEvent:
-		j := &JSONDone{Event: JSONEventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped}
+		j := &JSONDone{Event: JSONEventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped,
+			Plateau: ev.Plateau.Seconds()}
 		if ev.Err != nil {
 			j.Error = ev.Err.Error()
 		}

@@ -29,6 +29,9 @@ func (r *Reporter) Crashes() int {
 	return r.crashes
 }
 
+// quietAfter is how long without new coverage a text status line says so.
+const quietAfter = time.Minute
+
 // Observe prints one event.
 func (r *Reporter) Observe(ev Event) {
 	r.mu.Lock()
@@ -62,8 +65,12 @@ func (r *Reporter) Observe(ev Event) {
 			return
 		}
 		r.lastStats[st.Target.ID()] = time.Now()
-		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d\n",
-			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks)
+		quiet := ""
+		if st.SinceCoverage >= quietAfter {
+			quiet = fmt.Sprintf(", no new coverage for %s (%d execs)", st.SinceCoverage.Round(time.Second), st.ExecsSinceCoverage)
+		}
+		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d%s\n",
+			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, quiet)
 	case *CrashEvent:
 		c := ev.Crash
 		if c.Kind == KindSlow {
@@ -84,7 +91,11 @@ func (r *Reporter) Observe(ev Event) {
 			fmt.Fprintf(r.W, "%s: skipped: %s\n", ev.Target.Name, ev.Skipped)
 			return
 		}
-		fmt.Fprintf(r.W, "%s: done: %d execs, %d failures\n", ev.Target.Name, ev.Execs, ev.Crashes)
+		plateau := ""
+		if ev.Plateau > 0 {
+			plateau = fmt.Sprintf("; stopped after %s without new coverage (-plateau)", ev.Plateau.Round(time.Second))
+		}
+		fmt.Fprintf(r.W, "%s: done: %d execs, %d failures%s\n", ev.Target.Name, ev.Execs, ev.Crashes, plateau)
 	}
 }
 

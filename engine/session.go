@@ -64,6 +64,12 @@ type Session struct {
 	unsaved     []string
 	saveFailing bool
 	seeded      uint64 // workers given a seed from Options.Seed
+	// quiet is the fuzzing time since coverage last grew, counted on the phase's
+	// ticks while the session has workers (a session waiting for its turn is not
+	// on a plateau); quietExecs are the executions it had then (Stats.SinceCoverage).
+	quiet      time.Duration
+	quietExecs int64
+	plateaued  bool // stopped after Options.Plateau of quiet, until the next phase
 }
 
 // entry is one corpus entry as the coordinator keeps it.
@@ -140,8 +146,10 @@ func (s *Session) Stats() Stats {
 
 func (s *Session) statsLocked() Stats {
 	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks),
-		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: len(s.crashes)}
+		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: len(s.crashes),
+		Workers: len(s.workers), SinceCoverage: s.quiet, Plateaued: s.plateaued}
 	st.Execs = s.execsLocked()
+	st.ExecsSinceCoverage = st.Execs - s.quietExecs
 	if !s.started.IsZero() {
 		st.Elapsed = time.Since(s.started)
 	}
@@ -252,7 +260,7 @@ type outcome int
 const (
 	outStopped  outcome = iota // Stop was called
 	outRebuild                 // a Rebuild was requested
-	outFinished                // time or execution budget spent, or a failure without KeepFuzzing
+	outFinished                // time or execution budget spent, a plateau, or a failure without KeepFuzzing
 )
 
 // diskFullRetry is how often a build that failed on a full disk is tried again.
@@ -329,6 +337,7 @@ func (s *Session) run() {
 				return
 			}
 			s.setState(StateStopped)
+			s.emitStats() // observers learn that it stopped
 			select {
 			case <-s.stopCh:
 				return

@@ -97,6 +97,12 @@ type SessionStatus struct {
 	// how many of them fuzzing has reached; fuzzing is directed at them first.
 	Changed        int `json:"changed,omitempty"`
 	ChangedReached int `json:"changedReached,omitempty"`
+	// SinceCoverage is the fuzzing time in seconds since the session's coverage
+	// last grew (a new block, hit count or comparison reached; time without a
+	// worker does not count), and ExecsSinceCoverage the executions since: the
+	// plateau a target is on. Both start again with each build.
+	SinceCoverage      float64 `json:"sinceCoverage,omitempty"`
+	ExecsSinceCoverage int64   `json:"execsSinceCoverage,omitempty"`
 }
 
 // StatusParams is the payload of fuzzls/status and the result of fuzzls.status.
@@ -157,6 +163,10 @@ type Settings struct {
 	BuildFlags []string `json:"buildFlags"`
 	// Leaks reports inputs that leave goroutines blocked (failure kind "leak").
 	Leaks bool `json:"leaks"`
+	// Plateau stops a target after fuzzing this long without new coverage, a Go
+	// duration ("5m"); its workers go to the others, and a save fuzzes it again.
+	// "": never.
+	Plateau string `json:"plateau"`
 }
 
 // DefaultSettings are the settings of a client that sends none: the one

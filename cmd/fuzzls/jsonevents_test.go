@@ -168,7 +168,7 @@ func TestJSONEvents(t *testing.T) {
 // TestJSONEventsDriftCaught: a member renamed in a line or in the README only
 // is caught.
 func TestJSONEventsDriftCaught(t *testing.T) {
-	line := `{"event":"stats","target":"FuzzEval","package":"example.com/calc","elapsed":0.2,"execs":396,"execsPerSec":1932,"corpus":3,"covered":1,"blocks":39}`
+	line := `{"event":"stats","target":"FuzzEval","package":"example.com/calc","elapsed":0.2,"execs":396,"execsPerSec":1932,"corpus":3,"covered":1,"blocks":39,"workers":2,"sinceCoverage":0,"execsSinceCoverage":12}`
 	if ev, err := checkJSONLine([]byte(line)); ev != engine.JSONEventStats || err != nil {
 		t.Fatalf("%s: %q, %v", line, ev, err)
 	}
@@ -176,7 +176,7 @@ func TestJSONEventsDriftCaught(t *testing.T) {
 		strings.Replace(line, `"execsPerSec"`, `"execsPerSecond"`, 1),
 		strings.Replace(line, `"corpus":3,`, ``, 1),
 		strings.Replace(line, `"event":"stats"`, `"event":"done"`, 1),
-		strings.Replace(line, `"blocks":39`, `"blocks":39,"extra":1`, 1),
+		strings.Replace(line, `"blocks":39,`, `"blocks":39,"extra":1,`, 1),
 		`{"event":"fixed","id":"x","target":"FuzzEval","line":3}`,
 		`{"event":"build","package":"p","targets":[],"seconds":1,"diagnostics":[{"File":"f","Line":1,"Column":2,"Message":"m"}]}`,
 	} {

@@ -129,6 +129,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	parallel := fs.Int("parallel", 0, "worker processes in total (default: one per CPU)")
 	timeout := fs.Duration("timeout", 0, "an input running longer than this is a hang (default: past 10× the slowest input so far, at least 0.5s, a suspected hang, a hang if still running at 10s; one that finishes first is a slow input, a warning)")
 	minimizeTime := fs.Duration("minimizetime", 60*time.Second, "time to minimize each failure")
+	plateau := fs.Duration("plateau", 0, "stop a target after this much fuzzing without new coverage; its workers go to the targets still fuzzing (default: never)")
 	jsonOut := fs.Bool("json", false, "print events as JSON, one object a line")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
 	keep := fs.Bool("keepfuzzing", false, "go on fuzzing after a failure")
@@ -168,7 +169,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		*rss = -1
 	}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, Leaks: *leaks, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
+		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
 	ci.options(&opts)
 	if err := focus.options(&opts); err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
@@ -232,7 +233,11 @@ func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
 			defer wg.Done()
 			err := s.Wait()
 			st := s.Stats()
-			rep.Observe(&engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err, Skipped: s.Skipped()})
+			done := &engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err, Skipped: s.Skipped()}
+			if st.Plateaued {
+				done.Plateau = st.SinceCoverage
+			}
+			rep.Observe(done)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && status == 0 {

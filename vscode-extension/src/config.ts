@@ -44,6 +44,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 	const timeout = get<string>('timeout', d.timeout);
 	const cacheDir = get<string>('cacheDir', d.cacheDir);
 	const syncDir = get<string>('syncDir', d.syncDir);
+	const plateau = get<string>('plateau', d.plateau);
 	const buildFlags = get<unknown>('buildFlags', d.buildFlags);
 	return {
 		autoStart: autoStarts.includes(autoStart) ? autoStart : d.autoStart,
@@ -51,6 +52,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		keepFuzzing: bool(get<boolean>('keepFuzzing', d.keepFuzzing), d.keepFuzzing),
 		leaks: bool(get<boolean>('leaks', d.leaks), d.leaks),
 		timeout: typeof timeout === 'string' ? timeout.trim() : d.timeout,
+		plateau: typeof plateau === 'string' ? plateau.trim() : d.plateau,
 		rssLimitMB: int(get<number>('rssLimitMB', d.rssLimitMB), d.rssLimitMB),
 		nice: niceValue(int(get<number>('nice', d.nice), d.nice)),
 		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : d.cacheDir,

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes, type Crash } from './crashInput';
 import type { SessionStatus } from './protocol';
-import { byPackage, formatRate } from './statusModel';
+import { byPackage, formatRate, quietText } from './statusModel';
 
 export type Node =
 	| { kind: 'package'; pkg: string; sessions: SessionStatus[] }
@@ -49,10 +49,12 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 			case 'target': {
 				const s = n.session;
 				const pct = s.blocks > 0 ? ` (${Math.round((100 * s.covered) / s.blocks)}%)` : '';
+				const quiet = quietText(s);
 				return [
 					{ kind: 'crashes', session: s, crashes: crashesOf(s) },
 					{ kind: 'info', label: 'corpus', description: `${s.corpus} entries`, icon: 'database' },
 					{ kind: 'info', label: 'coverage', description: `${s.covered}/${s.blocks} blocks${pct}`, icon: 'symbol-ruler' },
+					...(quiet ? [{ kind: 'info', label: 'plateau', description: quiet, icon: 'watch' } as const] : []),
 					{ kind: 'info', label: 'executions', description: `${s.execs.toLocaleString('en-US')} · ${formatRate(s.execsPerSec)}/s`, icon: 'dashboard' },
 				];
 			}
@@ -75,7 +77,8 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 			case 'target': {
 				const s = n.session;
 				const it = new vscode.TreeItem(s.name, C.Expanded);
-				it.description = s.state + (s.state === 'fuzzing' ? ` · ${formatRate(s.execsPerSec)} execs/s` : '') + (s.crashes ? ` · ${s.crashes} crash${s.crashes === 1 ? '' : 'es'}` : '');
+				const quiet = s.state === 'fuzzing' ? quietText(s) : undefined;
+				it.description = s.state + (s.state === 'fuzzing' ? ` · ${formatRate(s.execsPerSec)} execs/s` : '') + (s.crashes ? ` · ${s.crashes} crash${s.crashes === 1 ? '' : 'es'}` : '') + (quiet ? ` · ${quiet}` : '');
 				it.tooltip = s.message || undefined;
 				it.iconPath = new vscode.ThemeIcon(stateIcons[s.state] ?? 'beaker');
 				it.contextValue = 'target';

@@ -102,6 +102,14 @@ export interface SessionStatus {
 	 */
 	changed?: number;
 	changedReached?: number;
+	/**
+	 * SinceCoverage is the fuzzing time in seconds since the session's coverage
+	 * last grew (a new block, hit count or comparison reached; time without a
+	 * worker does not count), and ExecsSinceCoverage the executions since: the
+	 * plateau a target is on. Both start again with each build.
+	 */
+	sinceCoverage?: number;
+	execsSinceCoverage?: number;
 }
 
 /** StatusParams is the payload of fuzzls/status and the result of fuzzls.status. */
@@ -168,6 +176,12 @@ export interface Settings {
 	buildFlags: string[] | null;
 	/** Leaks reports inputs that leave goroutines blocked (failure kind "leak"). */
 	leaks: boolean;
+	/**
+	 * Plateau stops a target after fuzzing this long without new coverage, a Go
+	 * duration ("5m"); its workers go to the others, and a save fuzzes it again.
+	 * "": never.
+	 */
+	plateau: string;
 }
 
 /**
@@ -187,4 +201,5 @@ export const defaultSettings: Settings = {
 	syncDir: "",
 	buildFlags: [],
 	leaks: false,
+	plateau: "",
 };

@@ -13,10 +13,23 @@ export interface Summary {
 	/** Sessions in the error state. */
 	errors: number;
 	sessions: number;
+	/** Fuzzing sessions whose coverage has not grown for quietAfter seconds or more. */
+	quiet: number;
+	/** The fuzzing session without new coverage for the shortest time, when all of them are quiet. */
+	quietest?: SessionStatus;
+}
+
+/** quietAfter is how long without new coverage (seconds of fuzzing) the status says so. */
+export const quietAfter = 60;
+
+function isQuiet(x: SessionStatus): boolean {
+	return (x.sinceCoverage ?? 0) >= quietAfter;
 }
 
 export function summarize(params: StatusParams | undefined): Summary {
-	const s: Summary = { running: 0, execsPerSec: 0, crashes: 0, errors: 0, sessions: 0 };
+	const s: Summary = { running: 0, execsPerSec: 0, crashes: 0, errors: 0, sessions: 0, quiet: 0 };
+	let fuzzing = 0;
+	let quietest: SessionStatus | undefined;
 	for (const x of params?.sessions ?? []) {
 		s.sessions++;
 		if (x.state === StateFuzzing || x.state === StateBuilding) {
@@ -24,13 +37,49 @@ export function summarize(params: StatusParams | undefined): Summary {
 		}
 		if (x.state === StateFuzzing) {
 			s.execsPerSec += x.execsPerSec;
+			fuzzing++;
+			if (isQuiet(x)) {
+				s.quiet++;
+				if (!quietest || (x.sinceCoverage ?? 0) < (quietest.sinceCoverage ?? 0)) {
+					quietest = x;
+				}
+			}
 		}
 		if (x.state === StateError) {
 			s.errors++;
 		}
 		s.crashes += x.crashes;
 	}
+	if (fuzzing > 0 && s.quiet === fuzzing) {
+		s.quietest = quietest;
+	}
 	return s;
+}
+
+/** formatDuration writes 45 s, 5 min, 2 h 5 min (rounded down to what it shows). */
+export function formatDuration(seconds: number): string {
+	const sec = Math.max(0, Math.floor(seconds));
+	if (sec < 60) {
+		return `${sec} s`;
+	}
+	const min = Math.floor(sec / 60);
+	if (min < 60) {
+		return `${min} min`;
+	}
+	const h = Math.floor(min / 60);
+	return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`;
+}
+
+/**
+ * quietText says how long a session has fuzzed without new coverage and how
+ * many executions that has been ("no new coverage for 5 min, 1.2M execs"), once
+ * that is quietAfter seconds; undefined before.
+ */
+export function quietText(x: SessionStatus): string | undefined {
+	if (!isQuiet(x)) {
+		return undefined;
+	}
+	return `no new coverage for ${formatDuration(x.sinceCoverage ?? 0)}, ${formatRate(x.execsSinceCoverage ?? 0)} execs`;
 }
 
 /** formatRate writes 950, 12.3k, 1.2M. */
@@ -63,6 +112,13 @@ export function statusText(s: Summary): string {
 	if (s.errors > 0) {
 		parts.push(`${s.errors} failed`);
 	}
+	if (s.quietest && s.quiet === 1) {
+		parts.push(quietText(s.quietest) ?? '');
+	} else if (s.quietest) {
+		parts.push(`no new coverage for ${formatDuration(s.quietest.sinceCoverage ?? 0)}`);
+	} else if (s.quiet > 0) {
+		parts.push(`${s.quiet} without new coverage`);
+	}
 	const icon = s.crashes > 0 ? '$(bug)' : s.running > 0 ? '$(sync~spin)' : '$(beaker)';
 	return `${icon} fuzzls: ${parts.join(' · ')}`;
 }
@@ -82,6 +138,10 @@ export function sessionLine(x: SessionStatus): string {
 	parts.push(`corpus ${x.corpus}`);
 	if (x.crashes > 0) {
 		parts.push(plural(x.crashes, 'crash'));
+	}
+	const quiet = x.state === StateFuzzing ? quietText(x) : undefined;
+	if (quiet) {
+		parts.push(quiet);
 	}
 	if (x.message) {
 		parts.push(x.message);

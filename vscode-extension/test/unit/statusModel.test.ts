@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionStatus } from '../../src/protocol';
-import { byPackage, formatRate, sessionLine, statusText, summarize } from '../../src/statusModel';
+import { byPackage, formatDuration, formatRate, quietText, sessionLine, statusText, summarize } from '../../src/statusModel';
 import { History } from '../../src/history';
 import { renderChart } from '../../src/chartSvg';
 
@@ -19,7 +19,7 @@ describe('summarize', () => {
 				s({ name: 'D', state: 'error', message: 'build failed' }),
 			],
 		});
-		assert.deepEqual(sum, { running: 2, execsPerSec: 10000, crashes: 3, errors: 1, sessions: 4 });
+		assert.deepEqual(sum, { running: 2, execsPerSec: 10000, crashes: 3, errors: 1, sessions: 4, quiet: 0 });
 		assert.equal(statusText(sum), '$(bug) fuzzls: 2 running · 10k execs/s · 3 crashes · 1 failed');
 	});
 	it('handles no status and null sessions', () => {
@@ -32,6 +32,32 @@ describe('summarize', () => {
 	it('singular crash', () => {
 		assert.equal(statusText(summarize({ sessions: [s({ state: 'stopped', crashes: 1 })] })), '$(bug) fuzzls: 1 crash');
 	});
+});
+
+describe('coverage plateau', () => {
+	const quiet = s({ execsPerSec: 4000, sinceCoverage: 312.4, execsSinceCoverage: 1234567 });
+	it('says how long and how many execs without new coverage, from a minute on', () => {
+		assert.equal(quietText(quiet), 'no new coverage for 5 min, 1.2M execs');
+		assert.equal(quietText(s({ sinceCoverage: 59.9, execsSinceCoverage: 5000 })), undefined);
+		assert.equal(quietText(s({})), undefined);
+		assert.equal(sessionLine(quiet), 'FuzzEval: fuzzing · 4k execs/s · corpus 0 · no new coverage for 5 min, 1.2M execs');
+		assert.equal(sessionLine(s({ sinceCoverage: 30 })), 'FuzzEval: fuzzing · 0 execs/s · corpus 0');
+	});
+	it('in the status bar: the one target, all of them, or how many', () => {
+		assert.equal(statusText(summarize({ sessions: [quiet] })), '$(sync~spin) fuzzls: 1 running · 4k execs/s · no new coverage for 5 min, 1.2M execs');
+		const other = s({ name: 'FuzzOther', execsPerSec: 1000, sinceCoverage: 7200, execsSinceCoverage: 9e6 });
+		assert.equal(statusText(summarize({ sessions: [quiet, other] })), '$(sync~spin) fuzzls: 2 running · 5k execs/s · no new coverage for 5 min');
+		const growing = s({ name: 'FuzzGrowing', execsPerSec: 1000, sinceCoverage: 3 });
+		assert.equal(statusText(summarize({ sessions: [quiet, other, growing] })), '$(sync~spin) fuzzls: 3 running · 6k execs/s · 2 without new coverage');
+		assert.equal(statusText(summarize({ sessions: [growing] })), '$(sync~spin) fuzzls: 1 running · 1k execs/s');
+		// A session stopped on its plateau says so in its message, not as a running one.
+		const stopped = s({ state: 'stopped', sinceCoverage: 300, execsSinceCoverage: 10, message: 'stopped after 5m0s without new coverage (the plateau setting); a save fuzzes it again' });
+		assert.equal(statusText(summarize({ sessions: [stopped, growing] })), '$(sync~spin) fuzzls: 1 running · 1k execs/s');
+		assert.equal(sessionLine(stopped), 'FuzzEval: stopped · corpus 0 · stopped after 5m0s without new coverage (the plateau setting); a save fuzzes it again');
+	});
+	for (const [sec, want] of [[0, '0 s'], [59.9, '59 s'], [60, '1 min'], [3599, '59 min'], [3600, '1 h'], [7500, '2 h 5 min']] as const) {
+		it(`formatDuration(${sec}) → ${want}`, () => assert.equal(formatDuration(sec), want));
+	}
 });
 
 describe('formatRate', () => {
