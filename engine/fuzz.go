@@ -59,8 +59,11 @@ type fuzzPhase struct {
 	startFailures int  // workers that could not be started at all
 	diskFull      bool // the last start failed for want of disk space
 	fuzzing       bool // the first allotment came: the state is "fuzzing"
-	lastCovered   int  // coverage at the last CoverageEvent of a tick
-	lastTick      time.Time
+	// loaded: a worker of the phase has run the initial corpus, so the stats
+	// show the coverage it reaches (see statsDue).
+	loaded      bool
+	lastCovered int // coverage at the last CoverageEvent of a tick
+	lastTick    time.Time
 }
 
 // loop waits for what the phase reacts to: Stop, Rebuild, the scheduler's
@@ -112,15 +115,26 @@ func (p *fuzzPhase) loop(allot <-chan int) outcome {
 }
 
 // onAllot starts or stops workers to match the scheduler's new allotment of n.
-// The first allotment makes the state "fuzzing": observers learn at once that
-// fuzzing started, with the workers running, not at the first tick.
+// The first allotment makes the state "fuzzing", with the workers running;
+// observers learn it from the first stats, once a worker has run the initial
+// corpus (onMessage), or at once when the phase has no worker.
 func (p *fuzzPhase) onAllot(n int) {
 	p.resize(n)
 	if !p.fuzzing {
 		p.fuzzing = true
 		p.s.setState(StateFuzzing)
-		p.s.emitStats()
+		if p.statsDue() {
+			p.s.emitStats()
+		}
 	}
+}
+
+// statsDue reports whether the phase's stats may go out: not while its workers
+// run the initial corpus for the first time, whose coverage (a sync
+// directory's, the cache's corpus) would show as not reached yet, so that the
+// first stats show where fuzzing starts.
+func (p *fuzzPhase) statsDue() bool {
+	return p.loaded || len(p.s.liveWorkers()) == 0
 }
 
 // onTick is the phase's once-a-second work: focus, stats and coverage events,
@@ -134,7 +148,10 @@ func (p *fuzzPhase) onTick() (outcome, bool) {
 	if p.plateau() {
 		return outFinished, true
 	}
-	st := s.emitStats()
+	st := s.Stats()
+	if p.statsDue() {
+		st = s.emitStats()
+	}
 	if st.Covered != p.lastCovered {
 		p.lastCovered = st.Covered
 		s.e.observe(&CoverageEvent{Target: s.target})
@@ -217,13 +234,19 @@ func (p *fuzzPhase) onDeath(w *workerProc) (outcome, bool) {
 	return 0, false
 }
 
-// onMessage handles a message of w: a new corpus entry, the result of a sync
-// request, or a failure it survived (or the repeats of one it reported). It
+// onMessage handles a message of w: its initial corpus run, a new corpus
+// entry, the result of a sync request, or a failure it survived (or the repeats
+// of one it reported). It
 // ends the phase on a failure without KeepFuzzing, or on a synced input that
 // fails.
 func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) {
 	s := p.s
 	switch {
+	case m.Loaded:
+		if !p.loaded {
+			p.loaded = true
+			s.emitStats()
+		}
 	case m.New != nil:
 		s.onNew(w, m.New)
 	case m.Result != nil:

@@ -7,9 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // TestKilledMidWrite: a process writing entries into a sync directory one after
@@ -68,5 +71,43 @@ func TestKilledMidWrite(t *testing.T) {
 		if !bytes.Equal(f.data, []byte(data)) {
 			t.Errorf("%s is not whole: %d bytes of %d", f.path, len(f.data), len(data))
 		}
+	}
+}
+
+// TestSyncJoin: a process joining a sync directory starts where the others
+// are: the first stats of its fuzzing already show the coverage the entries
+// the directory holds give (all the first process found: each entry that added
+// coverage there was published), its workers having run them before mutating.
+func TestSyncJoin(t *testing.T) {
+	dir := testws.Txtar(t, "testdata/join.txtar")
+	syncDir := t.TempDir()
+	first, _ := fuzzOnce(t, dir, "FuzzLex", Options{Parallel: 1, FuzzTime: 8 * time.Second, Sync: syncDir, SyncName: "first"})
+	want := first.Stats().Covered
+	entries, _ := os.ReadDir(filepath.Join(syncDir, "first", "corpus", "example.com", "join", "FuzzLex"))
+	var mu sync.Mutex
+	var stats []Stats
+	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, FuzzTime: 3 * time.Second, Sync: syncDir, SyncName: "second"}, func(ev Event) {
+		if st, ok := ev.(*StatsEvent); ok {
+			mu.Lock()
+			stats = append(stats, st.Stats)
+			mu.Unlock()
+		}
+	})
+	defer e.Close()
+	targets, err := e.Targets(t.Context(), dir, ".")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets: %v, %v", targets, err)
+	}
+	if err := e.Start(targets[0]).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stats) == 0 || stats[0].Covered < want {
+		got := -1
+		if len(stats) > 0 {
+			got = stats[0].Covered
+		}
+		t.Errorf("the joiner's first stats show %d blocks covered; the first process ended at %d, its %d entries in the directory", got, want, len(entries))
 	}
 }

@@ -75,6 +75,9 @@ type Message struct {
 	New    *Entry       `json:"new,omitempty"`
 	Crash  *CrashReport `json:"crash,omitempty"`
 	Result *ExecResult  `json:"result,omitempty"`
+	// Loaded: the initial corpus of a Fuzz request has run, and the New
+	// messages before this one carry the coverage it reaches.
+	Loaded bool `json:"loaded,omitempty"`
 }
 
 // Hello is the worker's first message.

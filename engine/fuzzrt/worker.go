@@ -233,6 +233,7 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 		w.corpus = append(w.corpus, corpusItem{vals: vals, weight: 1})
 	}
 	w.reweigh()
+	w.rt.send(&Message{Loaded: true})
 }
 
 // addItem adds an entry to the local corpus and updates the weights.
