@@ -17,12 +17,13 @@ import (
 // wideCases is the number of blocks FuzzWide reaches one at a time.
 const wideCases = 2048
 
-// TestPlateau runs fuzzls fuzz -json -budget -plateau 2s -parallel 2 on two
-// targets: FuzzFlat, with no new code to reach, stops after 2 s without new
-// coverage, its stats saying how long and how many executions that has been;
-// its worker goes to FuzzWide, whose coverage still grows (its stats show both
-// workers); FuzzWide stops on its own plateau in turn, and the run ends with
-// status 0 long before the budget.
+// TestPlateau runs fuzzls fuzz -json -budget -plateau 10s -parallel 2 on two
+// targets that share the workers: FuzzFlat, with no new code to reach, stops
+// after 10 s without new coverage, its stats saying how long and how many
+// executions that has been; its worker goes to FuzzWide, whose coverage still
+// grows (its stats show one worker, then both); FuzzWide stops on its own
+// plateau in turn, and the run ends with status 0 long before the budget. (10 s
+// is more than a build takes, so that both fuzz before FuzzFlat stops.)
 func TestPlateau(t *testing.T) {
 	bin := buildFuzzls(t)
 	dir := testws.Txtar(t, "testdata/plateau.txtar")
@@ -35,7 +36,7 @@ func TestPlateau(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cases.go"), []byte(src.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "fuzz", "-json", "-budget", "3m", "-plateau", "2s", "-parallel", "2", "-cachedir", t.TempDir(), ".")
+	cmd := exec.Command(bin, "fuzz", "-json", "-budget", "3m", "-plateau", "10s", "-parallel", "2", "-cachedir", t.TempDir(), ".")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -50,7 +51,7 @@ func TestPlateau(t *testing.T) {
 		ExecsSinceCoverage, Execs int64
 	}
 	var flatQuiet *event
-	var flatDone, wideDone bool
+	var flatDone, wideDone, shared bool
 	wideWorkers, wideCovered := 0, 0
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
@@ -62,18 +63,20 @@ func TestPlateau(t *testing.T) {
 		switch {
 		case ev.Event == "stats" && ev.Target == "FuzzFlat" && ev.SinceCoverage >= 1 && ev.ExecsSinceCoverage > 0 && flatQuiet == nil:
 			flatQuiet = &ev
+		case ev.Event == "stats" && ev.Target == "FuzzWide" && !flatDone && ev.Workers == 1:
+			shared = true
 		case ev.Event == "done" && ev.Target == "FuzzFlat":
 			flatDone = true
-			if ev.Plateau < 1.9 || wideDone {
-				t.Errorf("FuzzFlat ended with plateau %vs (want 2, to the tick), after FuzzWide: %v", ev.Plateau, wideDone)
+			if ev.Plateau < 9.9 || wideDone {
+				t.Errorf("FuzzFlat ended with plateau %vs (want 10, to the tick), after FuzzWide: %v", ev.Plateau, wideDone)
 			}
 		case ev.Event == "stats" && ev.Target == "FuzzWide" && flatDone:
 			wideWorkers = max(wideWorkers, ev.Workers)
 			wideCovered = ev.Covered
 		case ev.Event == "done" && ev.Target == "FuzzWide":
 			wideDone = true
-			if ev.Plateau < 1.9 {
-				t.Errorf("FuzzWide ended with plateau %vs, want 2, to the tick", ev.Plateau)
+			if ev.Plateau < 9.9 {
+				t.Errorf("FuzzWide ended with plateau %vs, want 10, to the tick", ev.Plateau)
 			}
 		}
 	}
@@ -82,6 +85,9 @@ func TestPlateau(t *testing.T) {
 	}
 	if !flatDone || !wideDone {
 		t.Errorf("FuzzFlat done: %v, FuzzWide done: %v; want both, stopped on their plateaus", flatDone, wideDone)
+	}
+	if !shared {
+		t.Errorf("FuzzWide never fuzzed with one worker beside FuzzFlat")
 	}
 	if wideWorkers != 2 {
 		t.Errorf("FuzzWide had at most %d workers once FuzzFlat stopped, want 2 (both)", wideWorkers)
