@@ -163,3 +163,28 @@ func TestGeneratedCodeError(t *testing.T) {
 		t.Errorf("no diagnostic says the generated code is at fault: %+v", be.Diagnostics)
 	}
 }
+
+// TestCopyHoldsLinkedPackages: a dependency module instrumented in a copy is
+// replaced by it for every import in the test binary, so the copy holds the
+// packages of that module that only the external test package's imports reach
+// (through a module that is not instrumented), as golang.org/x/sys/unix is reached
+// in go-ethereum's core/types test; those are copied, not instrumented.
+func TestCopyHoldsLinkedPackages(t *testing.T) {
+	dir := testws.Txtar(t, "testdata/xtestdeps.txtar")
+	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+	}
+	bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: true})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	pkgsOf := map[string]bool{}
+	for _, f := range bin.Files {
+		rel, _ := filepath.Rel(dir, filepath.Dir(f))
+		pkgsOf[filepath.ToSlash(rel)] = true
+	}
+	if !pkgsOf["lib/a"] || pkgsOf["lib/b"] || pkgsOf["other"] {
+		t.Errorf("instrumented packages %v, want lib/a's and not lib/b's or other's", pkgsOf)
+	}
+}

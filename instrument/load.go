@@ -63,9 +63,13 @@ type Dep struct {
 	// reaches the counters of an internal package it may not import itself (see
 	// bridge.go); empty when the harness imports the package directly.
 	Bridge string
-	// CopyOnly: a package of such a module that the harness cannot reach even
-	// through a bridge (nested internal directories): copied with its module,
-	// not instrumented.
+	// CopyOnly: a package of such a module that is not instrumented but must be
+	// in its module's copy, since the replace directive sends every import of
+	// the module there: one the harness cannot reach even through a bridge
+	// (nested internal directories), or one the test binary links that is no
+	// dependency of the package's own test (the external test package's
+	// imports, and theirs, as go-ethereum's core/types test reaches
+	// golang.org/x/sys/unix). It makes no copy of its own.
 	CopyOnly bool
 }
 
@@ -242,7 +246,8 @@ func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) 
 		for _, f := range p.GoFiles {
 			inPkg[f] = true
 		}
-		if tv := byID[p.PkgPath+" ["+p.PkgPath+".test]"]; tv != nil {
+		tv := byID[p.PkgPath+" ["+p.PkgPath+".test]"]
+		if tv != nil {
 			for _, f := range tv.GoFiles {
 				if !inPkg[f] {
 					pkg.TestFiles = append(pkg.TestFiles, f)
@@ -255,7 +260,9 @@ func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) 
 		} else {
 			pkg.Deps = workspaceDeps(p.PkgPath, p)
 		}
-		if xv := byID[p.PkgPath+"_test ["+p.PkgPath+".test]"]; xv != nil {
+		xv := byID[p.PkgPath+"_test ["+p.PkgPath+".test]"]
+		pkg.Deps = append(pkg.Deps, linkedAlong(pkg.Deps, tv, p, xv, byID[p.PkgPath+".test"])...)
+		if xv != nil {
 			pkg.XTestFiles = xv.GoFiles
 			if pkg.Dir == "" && len(xv.GoFiles) > 0 { // a directory of external test files only
 				pkg.Dir = filepath.Dir(xv.GoFiles[0])
@@ -309,15 +316,8 @@ func workspaceDeps(self string, p *packages.Package) []*Dep {
 					d.Bridge, d.CopyOnly = "", true
 				}
 			}
-			if !imp.Module.Main {
-				m := imp.Module
-				if m.Replace != nil {
-					m = m.Replace
-				}
-				if m.Dir == "" || !strings.HasPrefix(d.Dir, m.Dir) {
-					continue // vendored, or not where the module is: leave it alone
-				}
-				d.ModulePath, d.ModuleVersion, d.ModuleDir = imp.Module.Path, imp.Module.Version, m.Dir
+			if !imp.Module.Main && !setModule(d, imp.Module) {
+				continue
 			}
 			deps = append(deps, d)
 		}
@@ -325,6 +325,61 @@ func workspaceDeps(self string, p *packages.Package) []*Dep {
 	visit(p)
 	sort.Slice(deps, func(i, j int) bool { return deps[i].ImportPath < deps[j].ImportPath })
 	return deps
+}
+
+// setModule records in d, a package of m, a module that is not the workspace's,
+// where m is; false if d is not in m's directory (vendored, or not where the
+// module is), which is then left alone.
+func setModule(d *Dep, m *packages.Module) bool {
+	dir := m
+	if dir.Replace != nil {
+		dir = dir.Replace
+	}
+	if dir.Dir == "" || !strings.HasPrefix(d.Dir, dir.Dir) {
+		return false
+	}
+	d.ModulePath, d.ModuleVersion, d.ModuleDir = m.Path, m.Version, dir.Dir
+	return true
+}
+
+// linkedAlong lists, as CopyOnly, the packages of modules other than the
+// workspace's that the test binary built from roots (the package or its test
+// variant, the external test package, the test main; nil ones skipped) links
+// and deps does not hold: should a dependency module be copied to be
+// instrumented, its copy must hold them too.
+func linkedAlong(deps []*Dep, roots ...*packages.Package) []*Dep {
+	seen := map[string]bool{}
+	for _, d := range deps {
+		seen[d.ImportPath] = true
+	}
+	var out []*Dep
+	visited := map[string]bool{}
+	var visit func(q *packages.Package)
+	visit = func(q *packages.Package) {
+		for _, imp := range q.Imports {
+			if visited[imp.ID] {
+				continue
+			}
+			visited[imp.ID] = true
+			visit(imp)
+			if imp.Module == nil || imp.Module.Main || len(imp.GoFiles) == 0 || seen[imp.PkgPath] {
+				continue
+			}
+			seen[imp.PkgPath] = true
+			d := &Dep{ImportPath: imp.PkgPath, Name: imp.Name, Dir: filepath.Dir(imp.GoFiles[0]), GoFiles: imp.GoFiles, GoVersion: moduleGoVersion(imp.Module), CopyOnly: true}
+			if setModule(d, imp.Module) {
+				out = append(out, d)
+			}
+		}
+	}
+	for _, r := range roots {
+		if r != nil && !visited[r.ID] {
+			visited[r.ID] = true
+			visit(r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ImportPath < out[j].ImportPath })
+	return out
 }
 
 // importable applies Go's internal-package rule for an import of path from importer.

@@ -48,9 +48,15 @@ func planBuild(pkg *Package, dir string) (*buildPlan, error) {
 	if external && len(pkg.XTestFiles) > 0 {
 		p.units = append(p.units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, "", pkg.GoVersion, ""})
 	}
-	for _, d := range pkg.Deps {
-		if err := p.addDep(d); err != nil {
-			return nil, fmt.Errorf("%s: %w", d.ImportPath, err)
+	// Packages only copied go last, into the copies the others made.
+	for _, copyOnly := range []bool{false, true} {
+		for _, d := range pkg.Deps {
+			if d.CopyOnly != copyOnly {
+				continue
+			}
+			if err := p.addDep(d); err != nil {
+				return nil, fmt.Errorf("%s: %w", d.ImportPath, err)
+			}
 		}
 	}
 	return p, nil
@@ -60,7 +66,8 @@ func planBuild(pkg *Package, dir string) (*buildPlan, error) {
 // harness cannot reach, even through a bridge, has none, and neither has a
 // package of another module only copied (Dep.CopyOnly, or its bridge has no
 // place) for its module's copy to build. A package of another module is
-// copied into its module's copy, made on its first package.
+// copied into its module's copy, made on its first package that is not
+// CopyOnly: a module nothing of which is instrumented is not copied.
 func (p *buildPlan) addDep(d *Dep) error {
 	bdir, bridged := "", d.Bridge != ""
 	if bridged {
@@ -76,6 +83,9 @@ func (p *buildPlan) addDep(d *Dep) error {
 		return nil
 	}
 	root, ok := p.copied[d.ModulePath]
+	if !ok && d.CopyOnly {
+		return nil
+	}
 	if !ok {
 		root = filepath.Join(p.dir, "mods", strings.NewReplacer("/", "_", "@", "_").Replace(d.ModulePath+"@"+d.ModuleVersion))
 		if err := copyModuleFile(d, root); err != nil {

@@ -211,15 +211,12 @@ func main() {
 // fetch downloads mod@version through the module proxy and copies it to a
 // writable directory under tmp.
 func fetch(ctx context.Context, tmp, mod, version string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod+"@"+version)
-	cmd.Dir = tmp
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(out, &info); jerr != nil || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s", mod, version, err, info.Error)
+	src, err := testws.Download(ctx, mod, version)
+	if err != nil {
+		return "", err
 	}
 	dst := filepath.Join(tmp, "src", strings.NewReplacer("/", "_").Replace(mod)+"@"+version)
-	return dst, testws.CopyTree(info.Dir, dst, nil)
+	return dst, testws.CopyTree(src, dst, nil)
 }
 
 // workdir is where t runs on Go version v (the module's copy, or the src

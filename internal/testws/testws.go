@@ -3,13 +3,19 @@
 // touching testdata/: a copy of a directory (Copy), or the files of a txtar
 // archive, as cmd/go's script tests keep theirs (Txtar); and what the tests of
 // those workspaces share besides: the line of a marker (Line), an output read
-// while it is written (Buffer).
+// while it is written (Buffer); and real modules at pinned versions, fetched
+// through the module proxy (Download, Module).
 package testws
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -182,4 +188,53 @@ func writeFiles(t testing.TB, dir string, files []txtar.File) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// ErrUnreachable is the module proxy's being out of reach (GOPROXY=off, no
+// network): a Download error that is not the module's fault.
+var ErrUnreachable = errors.New("the module proxy is unreachable")
+
+// Download fetches mod@version through the module proxy (`go mod download`, run
+// outside any module) and returns its directory in the module cache, whose files
+// are read-only and may not be overlaid: copy it (CopyTree) to build in it. When
+// the proxy cannot be reached, the error wraps ErrUnreachable.
+func Download(ctx context.Context, mod, version string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod+"@"+version)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	out, err := cmd.Output()
+	var info struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Dir != "" && err == nil {
+		return info.Dir, nil
+	}
+	msg := info.Error
+	if msg == "" {
+		msg = fmt.Sprint(err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			msg += " " + strings.TrimSpace(string(ee.Stderr))
+		}
+	}
+	for _, s := range []string{"lookup disabled by GOPROXY=off", "dial tcp", "no such host", "connection refused",
+		"network is unreachable", "i/o timeout", "TLS handshake timeout", "proxyconnect", "connection reset"} {
+		if strings.Contains(msg, s) {
+			return "", fmt.Errorf("go mod download %s@%s: %w: %s", mod, version, ErrUnreachable, msg)
+		}
+	}
+	return "", fmt.Errorf("go mod download %s@%s: %s", mod, version, msg)
+}
+
+// Module is a writable copy, in a fresh temporary directory, of mod@version
+// fetched through the module proxy; the test is skipped, saying why, only when
+// the proxy cannot be reached.
+func Module(t testing.TB, mod, version string) string {
+	t.Helper()
+	src, err := Download(t.Context(), mod, version)
+	if errors.Is(err, ErrUnreachable) {
+		t.Skipf("needs %s@%s from the module proxy: %v", mod, version, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Copy(t, src)
 }
