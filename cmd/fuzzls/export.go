@@ -56,7 +56,7 @@ func subcommand(name, usage string, stderr io.Writer) *flag.FlagSet {
 
 // parseIn parses args and changes to the directory of the -C flag.
 func parseIn(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return false
 	}
 	if err := chdirTo(fs.Lookup("C").Value.String()); err != nil {

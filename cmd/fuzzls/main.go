@@ -145,7 +145,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: fuzzls fuzz [flags] [packages]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 2
 	}
 	if err := chdirTo(*chdir); err != nil {
@@ -276,7 +276,11 @@ func cmin(args []string, stdout, stderr io.Writer) int {
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory of the generated corpus")
 	chdir := fs.String("C", "", "change to this directory first")
 	build := buildFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: fuzzls cmin [flags] [packages]")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
 		return 2
 	}
 	re, patterns, err := targetArgs(fs, *chdir, *runRE, ".")
@@ -335,6 +339,53 @@ func targetArgs(fs *flag.FlagSet, chdir, runRE, def string) (*regexp.Regexp, []s
 		patterns = []string{def}
 	}
 	return re, patterns, nil
+}
+
+// parseFlags parses args as go test does, flags before and after the packages
+// (`./p -fuzztime 3s`), up to "--", after which all are packages. An unknown flag
+// anywhere is an error, which the flag set has said with its usage. fs.Args()
+// are then the arguments that are not flags, in their order.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		left := fs.Args()
+		if endsFlags(fs, args[:len(args)-len(left)]) {
+			rest = append(rest, left...)
+			break
+		}
+		if len(left) > 0 {
+			rest, left = append(rest, left[0]), left[1:]
+		}
+		args = left
+	}
+	// Parsed again with only "--": no flag changes, and fs.Args() is rest.
+	return fs.Parse(append([]string{"--"}, rest...))
+}
+
+// endsFlags reports whether the arguments Parse consumed end with the "--" that
+// ends the flags (and not with a flag's value "--": -run --).
+func endsFlags(fs *flag.FlagSet, consumed []string) bool {
+	n := len(consumed)
+	if n == 0 || consumed[n-1] != "--" {
+		return false
+	}
+	if n == 1 {
+		return true
+	}
+	prev := consumed[n-2]
+	name := strings.TrimPrefix(strings.TrimPrefix(prev, "-"), "-")
+	if !strings.HasPrefix(prev, "-") || strings.Contains(name, "=") {
+		return true
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return true
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // chdirTo is go's -C: an empty dir means stay.

@@ -5,13 +5,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fuzzls.dev/fuzzls/internal/testws"
 )
@@ -142,6 +146,85 @@ func TestVersionAndUsage(t *testing.T) {
 	}
 	if code := exitCode(exec.Command(bin, "frobnicate").Run()); code != 2 {
 		t.Errorf("unknown command: status %d, want 2", code)
+	}
+}
+
+// TestFlagsAfterPackages: as go test, flags may follow the packages: a
+// -fuzztime and a -sarif after the package are obeyed, and an unknown flag
+// after it is refused with status 2 and the usage, by every command that takes
+// packages.
+func TestFlagsAfterPackages(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/crashers")
+	cache := t.TempDir()
+	sarif := filepath.Join(t.TempDir(), "x.sarif")
+	cmd := exec.Command(bin, "fuzz", "-run", "^FuzzNoBug$", "-cachedir", cache, ".", "-fuzztime", "3s", "-sarif", sarif)
+	cmd.Dir = dir
+	done := make(chan struct{})
+	defer close(done)
+	go func() { // the old code fuzzed on for good
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute):
+			cmd.Process.Kill()
+		}
+	}()
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 0 {
+		t.Errorf("fuzz . -fuzztime 3s -sarif: status %d, want 0\n%s", code, out)
+	}
+	if _, err := os.Stat(sarif); err != nil {
+		t.Errorf("fuzz . -fuzztime 3s -sarif: no SARIF file: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"fuzz", ".", "-no-such-flag"},
+		{"fuzz", "-fuzztime", "1s", ".", "-no-such-flag", "./..."},
+		{"cmin", ".", "-no-such-flag"},
+		{"export", ".", "-no-such-flag"},
+		{"report", "-sync", t.TempDir(), ".", "-no-such-flag"},
+		{"import", "-run", "FuzzNoBug", "crash-1", "-no-such-flag"},
+	} {
+		cmd := exec.Command(bin, append(args, "-cachedir", cache)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), "flag provided but not defined: -no-such-flag") || !strings.Contains(string(out), "usage: fuzzls "+args[0]) {
+			t.Errorf("%v: status %d, want 2, the flag and the usage\n%s", args, code, out)
+		}
+	}
+}
+
+// TestParseFlags: flags before, between and after the arguments; "--" ends the
+// flags, unless it is a flag's value.
+func TestParseFlags(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		run      string
+		v        bool
+		rest     []string
+		wantFail bool
+	}{
+		{args: []string{"./p"}, rest: []string{"./p"}},
+		{args: []string{"-run", "X", "./p"}, run: "X", rest: []string{"./p"}},
+		{args: []string{"./p", "-run", "X"}, run: "X", rest: []string{"./p"}},
+		{args: []string{"./p", "-v", "./q", "-run=X", "./r"}, run: "X", v: true, rest: []string{"./p", "./q", "./r"}},
+		{args: []string{"./p", "--", "-v", "./q"}, rest: []string{"./p", "-v", "./q"}},
+		{args: []string{"-run", "--", "./p", "-v"}, run: "--", v: true, rest: []string{"./p"}},
+		{args: []string{"-v", "--", "-run"}, v: true, rest: []string{"-run"}},
+		{args: []string{"./p", "-nope"}, wantFail: true},
+		{args: []string{"./p", "-run"}, wantFail: true},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		run := fs.String("run", "", "")
+		v := fs.Bool("v", false, "")
+		err := parseFlags(fs, c.args)
+		if (err != nil) != c.wantFail {
+			t.Errorf("%q: error %v, want failure %v", c.args, err, c.wantFail)
+			continue
+		}
+		if err == nil && (*run != c.run || *v != c.v || !slices.Equal(fs.Args(), c.rest)) {
+			t.Errorf("%q: -run %q -v %v args %q, want %q %v %q", c.args, *run, *v, fs.Args(), c.run, c.v, c.rest)
+		}
 	}
 }
 

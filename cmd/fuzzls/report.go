@@ -33,7 +33,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: fuzzls report -sync dir [flags] [packages] (default ./...)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return 2
 	}
 	if *syncDir == "" {
