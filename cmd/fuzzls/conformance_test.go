@@ -223,9 +223,7 @@ func (c *confCase) checkGoTest(t *testing.T) {
 		out = append(append(out, "\n--- replay:\n"...), rout...)
 	}
 	if c.want == "fail" && !c.noLine && !bytes.Contains(out, []byte(c.where())) {
-		if bytes.Contains(out, []byte("goroutine running on other thread; stack unavailable")) {
-			// The runtime could not stop the hung goroutine's thread in time
-			// to print its stack (a loaded machine): go test's line is unknown.
+		if stackUnavailable(out) {
 			t.Logf("go test's replay shows no stack of the running goroutine; its line is not compared")
 		} else {
 			t.Errorf("go test does not say %s:\n%s", c.where(), out)
@@ -310,7 +308,22 @@ func (c *confCase) checkFuzzls(t *testing.T, bin string) {
 	if err == nil {
 		t.Fatalf("the saved input passes under go test:\n%s\n%s", data, rout)
 	}
-	if !c.noLine && !bytes.Contains(rout, []byte(c.where())) || c.message != nil && !c.message.Match(rout) {
-		t.Errorf("go test's replay of the saved input does not say %s and %q:\n%s", c.where(), c.message, rout)
+	if c.message != nil && !c.message.Match(rout) {
+		t.Errorf("go test's replay of the saved input does not say %q:\n%s", c.message, rout)
 	}
+	if !c.noLine && !bytes.Contains(rout, []byte(c.where())) {
+		if stackUnavailable(rout) {
+			t.Logf("go test's replay of the saved input shows no stack of the running goroutine; its line is not compared")
+		} else {
+			t.Errorf("go test's replay of the saved input does not say %s:\n%s", c.where(), rout)
+		}
+	}
+}
+
+// stackUnavailable reports whether a hang's traceback lacks the hung
+// goroutine's stack: the runtime could not stop its thread in time to print
+// it (seen at load 20), so go test's line is unknown. fuzzls's own line is
+// still compared.
+func stackUnavailable(out []byte) bool {
+	return bytes.Contains(out, []byte("goroutine running on other thread; stack unavailable"))
 }
