@@ -17,8 +17,8 @@ import (
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
-// CodeAction offers, on a crash diagnostic, "Add input to seed corpus" and
-// "Add as f.Add(…) to FuzzXxx", and on any line of a running target "Seed
+// CodeAction offers, on a crash diagnostic, "Add input to seed corpus",
+// "Debug this crash" (debug.go) and "Add as f.Add(…) to FuzzXxx", and on any line of a running target "Seed
 // corpus from the current corpus". All are WorkspaceEdits the client applies
 // (so undo works); a client that cannot create files gets commands instead.
 func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
@@ -76,6 +76,9 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 			add.Command = protocol.Command{Title: add.Title, Command: fproto.CommandAddToCorpus, Arguments: []protocol.LSPAny{arg}}
 		}
 		actions = append(actions, add)
+		if c.Kind != engine.KindSlow {
+			actions = append(actions, debugAction(c, diags))
+		}
 
 		if len(c.Input) > maxCarriedInput { // a literal of megabytes in the test file helps nobody
 			continue

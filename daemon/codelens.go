@@ -101,17 +101,18 @@ func callsMethod(st ast.Stmt, recv, method string) bool {
 	return ok && id.Name == recv
 }
 
-// CodeLens puts "▶ Fuzz" or "■ Stop · …" above each fuzz target.
+// CodeLens puts "▶ Fuzz" or "■ Stop · …" above each fuzz target, and "⚙ Debug
+// this crash" on the line of each crash (debug.go).
 func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
 	path, err := filePath(params.TextDocument.URI)
-	if err != nil || !strings.HasSuffix(path, "_test.go") {
+	if err != nil || !strings.HasSuffix(path, ".go") {
 		return nil, nil
 	}
 	m, _, err := s.fileText(path)
 	if err != nil {
 		return nil, nil
 	}
-	var lenses []protocol.CodeLens
+	lenses := s.debugLenses(path, m)
 	for _, fn := range s.fuzzFuncs(path) {
 		arg, _ := json.Marshal(fproto.TargetArgs{URI: string(params.TextDocument.URI), Target: fn.name})
 		lens := protocol.CodeLens{Range: m.lineRange(fn.line)}

@@ -274,6 +274,7 @@ func (s *server) commands() []string {
 	cmds := []string{
 		fproto.CommandStart, fproto.CommandStop, fproto.CommandAddToCorpus, fproto.CommandAddSeed,
 		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput, fproto.CommandCoverage,
+		fproto.CommandDebugCrash,
 	}
 	if s.opts.EnableTestCommands {
 		cmds = append(cmds, commandTestSleep, commandTestPanic)

@@ -73,5 +73,5 @@ func replayCommand(c *engine.Crash) string {
 	if dir == "" {
 		dir = filepath.Dir(c.Target.File)
 	}
-	return fmt.Sprintf("cd %s && go test%s -run='^%s$/^%s$' .", engine.ShellQuote(dir), c.ReplayFlags(), c.Target.Name, corpusName(corpusFile(c.Input)))
+	return fmt.Sprintf("cd %s && go test%s -run=%s .", engine.ShellQuote(dir), c.ReplayFlags(), engine.ShellQuote(engine.SeedRun(c.Target, corpusName(corpusFile(c.Input)))))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -173,9 +174,53 @@ func FormatCrash(c *Crash) string {
 		fmt.Fprintf(&b, "    replay with go test (in %s):\n", c.Target.Dir)
 		fmt.Fprintf(&b, "      mkdir -p testdata/fuzz/%s && cp %s testdata/fuzz/%s/\n", c.Target.Name, c.Path, c.Target.Name)
 		fmt.Fprintf(&b, "      go test%s -run=%s/%s\n", c.ReplayFlags(), c.Target.Name, name)
+		fmt.Fprintf(&b, "    debug it with Delve, stopping at the failure%s:\n", atLine(c))
+		fmt.Fprintf(&b, "      dlv %s\n", shellJoin(DlvTestArgs(c, name)))
+		if c.File != "" {
+			fmt.Fprintf(&b, "      (dlv) break %s:%d\n      (dlv) continue\n", c.File, c.Line)
+		}
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+func atLine(c *Crash) string {
+	if c.File == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (line %d of %s)", c.Line, filepath.Base(c.File))
+}
+
+// SeedRun is go test's -run pattern that runs the seed named seed of t's
+// corpus (testdata/fuzz/<t.Name>/<seed>) alone.
+func SeedRun(t Target, seed string) string {
+	return "^" + regexp.QuoteMeta(t.Name) + "$/^" + regexp.QuoteMeta(seed) + "$"
+}
+
+// DlvTestArgs are the arguments of Delve's dlv that build c's target's test
+// binary, with the build flags of the build that found c, and run the seed
+// named seed alone under the debugger; dlv runs in the target's package
+// directory.
+func DlvTestArgs(c *Crash, seed string) []string {
+	args := []string{"test"}
+	if len(c.BuildFlags) > 0 {
+		args = append(args, "--build-flags="+strings.TrimSpace(c.ReplayFlags()))
+	}
+	return append(args, ".", "--", "-test.run="+SeedRun(c.Target, seed))
+}
+
+// shellJoin quotes each argument for a POSIX shell, separated by spaces.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = ShellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// ShellCommand is a command line for a POSIX shell that runs name with args in dir.
+func ShellCommand(dir, name string, args ...string) string {
+	return fmt.Sprintf("cd %s && %s %s", ShellQuote(dir), ShellQuote(name), shellJoin(args))
 }
 
 // ReplayFlags are the crash's BuildFlags for a shell command line, each after a

@@ -26,6 +26,7 @@ const (
 	CommandSeedCorpus  = "fuzzls.seedFromCorpus"
 	CommandStatus      = "fuzzls.status"
 	CommandShowInput   = "fuzzls.showInput"
+	CommandDebugCrash  = "fuzzls.debugCrash"
 	// CommandCoverage answers a target's coverage of every instrumented file of
 	// the workspace (a TargetID argument; CoverageParams): fuzzls/coverage
 	// carries only the target's package and the files the client has open.
@@ -120,6 +121,41 @@ type TargetArgs struct {
 // CrashArgs is the argument of fuzzls.addToCorpus, fuzzls.addSeed and fuzzls.showInput.
 type CrashArgs struct {
 	Crash string `json:"crash"`
+}
+
+// DebugArgs is the argument of fuzzls.debugCrash.
+type DebugArgs struct {
+	Crash string `json:"crash"`
+	// Launch: the client starts the debugger itself from the result. Without
+	// it the daemon also shows the dlv command line in a message.
+	Launch bool `json:"launch,omitempty"`
+}
+
+// DebugResult is the result of fuzzls.debugCrash, which first saves the
+// crash's input in the target's seed corpus (a WorkspaceEdit) unless it is
+// there: how to run that seed alone under Delve, stopping at the failure.
+type DebugResult struct {
+	Target TargetID `json:"target"`
+	// Dir is the target's package directory: where dlv test runs (the launch
+	// configuration's program).
+	Dir     string `json:"dir"`
+	Seed    string `json:"seed"` // the seed's file name in testdata/fuzz/<target>/
+	SeedURI string `json:"seedURI"`
+	// Run is go test's -test.run pattern of that seed alone: ^FuzzX$/^<seed>$.
+	Run string `json:"run"`
+	// BuildFlags are go test's flags of the build that found the crash
+	// (-race, -tags=…), for the debugger's build.
+	BuildFlags []string `json:"buildFlags"`
+	// URI and Line (zero-based) are where the failure is: the breakpoint.
+	URI  string `json:"uri"`
+	Line uint32 `json:"line"`
+	// Dlv is the dlv the daemon found (PATH, GOBIN, GOPATH/bin); "" if none.
+	Dlv string `json:"dlv"`
+	// Args are dlv's arguments, run in Dir: test [--build-flags=…] . -- -test.run=<Run>.
+	Args []string `json:"args"`
+	// Command is the same for a shell, with the Delve commands that stop at
+	// the failure after it.
+	Command string `json:"command"`
 }
 
 // CrashData is the data field of a crash diagnostic.

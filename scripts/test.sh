@@ -32,6 +32,11 @@ if ! command -v staticcheck >/dev/null; then
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 staticcheck ./...
+# Delve: TestDebugCrash runs the dlv command line of "Debug this crash", and the
+# end-to-end test debugs a crash in VS Code with it.
+if ! command -v dlv >/dev/null; then
+  go install github.com/go-delve/delve/cmd/dlv@v1.27.2
+fi
 
 # Every platform fuzzls ships for: the daemon cross-compiled, and every package
 # (the worker runtime, which runs inside the user's test binary, included) vetted

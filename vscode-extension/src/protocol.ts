@@ -24,6 +24,7 @@ export const CommandAddSeed = "fuzzls.addSeed";
 export const CommandSeedCorpus = "fuzzls.seedFromCorpus";
 export const CommandStatus = "fuzzls.status";
 export const CommandShowInput = "fuzzls.showInput";
+export const CommandDebugCrash = "fuzzls.debugCrash";
 /**
  * CommandCoverage answers a target's coverage of every instrumented file of
  * the workspace (a TargetID argument; CoverageParams): fuzzls/coverage
@@ -129,6 +130,51 @@ export interface TargetArgs {
 /** CrashArgs is the argument of fuzzls.addToCorpus, fuzzls.addSeed and fuzzls.showInput. */
 export interface CrashArgs {
 	crash: string;
+}
+
+/** DebugArgs is the argument of fuzzls.debugCrash. */
+export interface DebugArgs {
+	crash: string;
+	/**
+	 * Launch: the client starts the debugger itself from the result. Without
+	 * it the daemon also shows the dlv command line in a message.
+	 */
+	launch?: boolean;
+}
+
+/**
+ * DebugResult is the result of fuzzls.debugCrash, which first saves the
+ * crash's input in the target's seed corpus (a WorkspaceEdit) unless it is
+ * there: how to run that seed alone under Delve, stopping at the failure.
+ */
+export interface DebugResult {
+	target: TargetID;
+	/**
+	 * Dir is the target's package directory: where dlv test runs (the launch
+	 * configuration's program).
+	 */
+	dir: string;
+	seed: string;
+	seedURI: string;
+	/** Run is go test's -test.run pattern of that seed alone: ^FuzzX$/^<seed>$. */
+	run: string;
+	/**
+	 * BuildFlags are go test's flags of the build that found the crash
+	 * (-race, -tags=…), for the debugger's build.
+	 */
+	buildFlags: string[] | null;
+	/** URI and Line (zero-based) are where the failure is: the breakpoint. */
+	uri: string;
+	line: number;
+	/** Dlv is the dlv the daemon found (PATH, GOBIN, GOPATH/bin); "" if none. */
+	dlv: string;
+	/** Args are dlv's arguments, run in Dir: test [--build-flags=…] . -- -test.run=<Run>. */
+	args: string[] | null;
+	/**
+	 * Command is the same for a shell, with the Delve commands that stop at
+	 * the failure after it.
+	 */
+	command: string;
 }
 
 /** CrashData is the data field of a crash diagnostic. */
