@@ -58,6 +58,11 @@ type JSONStats struct {
 	// grew, and ExecsSinceCoverage the executions since (see Stats).
 	SinceCoverage      float64 `json:"sinceCoverage"`
 	ExecsSinceCoverage int64   `json:"execsSinceCoverage"`
+	// Changed are the build's changed blocks (with -focus, those on the lines
+	// changed since its revision: Options.Focus), ChangedReached how many of
+	// them inputs reached; 0 without -focus.
+	Changed        int `json:"changed"`
+	ChangedReached int `json:"changedReached"`
 }
 
 // JSONCrash: a failure, first when it is found, then again once minimized
@@ -121,7 +126,8 @@ func JSONEvent(ev Event) any {
 		st := ev.Stats
 		return &JSONStats{Event: JSONEventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
 			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus, Covered: st.Covered, Blocks: st.Blocks,
-			Workers: st.Workers, SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage}
+			Workers: st.Workers, SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage,
+			Changed: st.Changed, ChangedReached: st.ChangedReached}
 	case *CrashEvent:
 		c := ev.Crash
 		frames := c.Frames

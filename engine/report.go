@@ -17,6 +17,7 @@ type Reporter struct {
 	W          io.Writer
 	JSON       bool
 	StatsEvery time.Duration // between status lines in text mode; default 3s
+	Focus      bool          // status lines say how many changed blocks are reached, even none of none (Options.Focus)
 
 	mu        sync.Mutex
 	lastStats map[string]time.Time
@@ -70,8 +71,12 @@ func (r *Reporter) Observe(ev Event) {
 		if st.SinceCoverage >= quietAfter {
 			quiet = fmt.Sprintf(", no new coverage for %s (%d execs)", st.SinceCoverage.Round(time.Second), st.ExecsSinceCoverage)
 		}
-		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d%s\n",
-			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, quiet)
+		changed := ""
+		if r.Focus || st.Changed > 0 {
+			changed = fmt.Sprintf(", changed: %d/%d reached", st.ChangedReached, st.Changed)
+		}
+		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d%s%s\n",
+			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, changed, quiet)
 	case *CrashEvent:
 		c := ev.Crash
 		if c.Kind == KindSlow {

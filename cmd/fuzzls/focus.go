@@ -26,16 +26,39 @@ func (f *focusFlag) options(opts *engine.Options) error {
 	if f.ref == "" {
 		return nil
 	}
-	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return fmt.Errorf("-focus: not in a git work tree: %v", err)
 	}
-	out, err := exec.Command("git", "diff", "-U0", "--no-color", "--no-ext-diff", f.ref, "--", "*.go").Output()
-	if err != nil {
+	top := filepath.Clean(strings.TrimSpace(string(out)))
+	// At the top: a pathspec is relative to git's working directory, and the
+	// changes of the whole repository count (a dependency in another directory).
+	diff := exec.Command("git", "diff", "-U0", "--no-color", "--no-ext-diff", f.ref, "--", "*.go")
+	diff.Dir = top
+	if out, err = diff.Output(); err != nil {
 		return fmt.Errorf("-focus: git diff %s: %v", f.ref, err)
 	}
-	opts.Focus = &engine.ChangedLines{Files: diffLines(filepath.Clean(strings.TrimSpace(string(top))), string(out))}
+	opts.Focus = &engine.ChangedLines{Files: diffLines(top, string(out))}
 	return nil
+}
+
+// describe says what the focus is, for the log: "-focus origin/main: 12 changed
+// lines in 2 Go files".
+func (f *focusFlag) describe(c *engine.ChangedLines) string {
+	lines := 0
+	for _, rs := range c.Files {
+		for _, r := range rs {
+			lines += r.End - r.Start + 1
+		}
+	}
+	if len(c.Files) == 0 {
+		return fmt.Sprintf("-focus %s: no Go file changed; fuzzing is not directed", f.ref)
+	}
+	files := "files"
+	if len(c.Files) == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("-focus %s: %d changed lines in %d Go %s", f.ref, lines, len(c.Files), files)
 }
 
 // diffLines reads the new side's line ranges of each hunk of a `git diff -U0`

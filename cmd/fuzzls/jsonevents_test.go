@@ -168,7 +168,7 @@ func TestJSONEvents(t *testing.T) {
 // TestJSONEventsDriftCaught: a member renamed in a line or in the README only
 // is caught.
 func TestJSONEventsDriftCaught(t *testing.T) {
-	line := `{"event":"stats","target":"FuzzEval","package":"example.com/calc","elapsed":0.2,"execs":396,"execsPerSec":1932,"corpus":3,"covered":1,"blocks":39,"workers":2,"sinceCoverage":0,"execsSinceCoverage":12}`
+	line := `{"event":"stats","target":"FuzzEval","package":"example.com/calc","elapsed":0.2,"execs":396,"execsPerSec":1932,"corpus":3,"covered":1,"blocks":39,"workers":2,"sinceCoverage":0,"execsSinceCoverage":12,"changed":0,"changedReached":0}`
 	if ev, err := checkJSONLine([]byte(line)); ev != engine.JSONEventStats || err != nil {
 		t.Fatalf("%s: %q, %v", line, ev, err)
 	}

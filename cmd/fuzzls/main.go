@@ -175,6 +175,10 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
 		return 2
 	}
+	if opts.Focus != nil {
+		rep.Focus = true
+		fmt.Fprintf(stderr, "fuzzls: %s\n", focus.describe(opts.Focus))
+	}
 	e := engine.New(opts, rep.Observe)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
