@@ -307,7 +307,9 @@ func (s *server) handleEvent(ev engine.Event) {
 				continue
 			}
 			msg := fmt.Sprintf("built in %.1fs", ev.Seconds)
-			if ev.Err != nil {
+			if ev.Err != nil && be == nil { // no fault of the user's code: a full disk says so
+				msg = "could not build: " + ev.Err.Error()
+			} else if ev.Err != nil {
 				msg = "build failed"
 			} else {
 				s.lastBuild[pathKey(sess.target.Dir)] = time.Now()

@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/internal/testws"
@@ -823,33 +827,94 @@ func TestOrphanTempDirs(t *testing.T) {
 	}
 }
 
-// TestDiskFull: the cache's scratch directory is on a full disk (a small tmpfs)
-// while a session starts: no process dies of SIGBUS (the test's own, the
-// coordinator, maps every worker's shared memory), the engine says so once, and
-// fuzzing starts when room is made.
+// TestDiskFull: a file system of the cache is full from the start (a small
+// tmpfs): no process dies of SIGBUS (the test's own, the coordinator, maps every
+// worker's shared memory); the engine says once what is full and where, tries
+// again less and less often (not every few seconds for good), and fuzzing starts
+// when room is made, with no save. A build that needs room to write the test
+// binary (its sources fit) says the disk is full: no compile error of the user's.
 func TestDiskFull(t *testing.T) {
-	for _, tc := range []struct{ dir, said string }{
-		{"tmp", "is full"},                // workers' shared memory
-		{"build", "building again every"}, // the build itself
-		{"corpus", "saving corpus entr"},  // new entries, each failing to be saved
+	for _, tc := range []struct {
+		name, dir string // dir: the cache's subdirectory on the full disk, "" all of it
+		room      int64  // bytes left free
+		said      string
+		maxTries  int // of what the full disk stops, in the 20 s after the first: 0 = not counted
+	}{
+		{"tmp", "tmp", 0, "no room to start a worker: the file system of", 6},   // workers' shared memory
+		{"build", "build", 0, "no room to build: the file system of", 5},        // the build's sources
+		{"binary", "build", 1 << 20, "no room to build: the file system of", 0}, // the test binary
+		{"cache", "", 0, "no room to build: the file system of", 5},             // all of it
+		{"corpus", "corpus", 0, "saving corpus entr", 0},                        // new entries, each failing to be saved
 	} {
-		t.Run(tc.dir, func(t *testing.T) {
-			full, filler := fullDisk(t)
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			full, filler := fullDisk(t, tc.room)
 			dir := copyTree(t, "../testdata/crashers")
 			cache := t.TempDir()
-			if err := os.Symlink(full, filepath.Join(cache, tc.dir)); err != nil {
+			if tc.dir == "" {
+				cache = filepath.Join(full, "cache")
+			} else if err := os.Symlink(full, filepath.Join(cache, tc.dir)); err != nil {
 				t.Fatal(err)
 			}
+			// The tries: builds (their events), workers' starts (their
+			// scratch directories, made on the full disk, w<pid>-…).
+			var mu sync.Mutex
+			var builds []error
+			starts := 0
+			watcher, err := fsnotify.NewWatcher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watcher.Close()
+			watcher.Add(full)
+			go func() {
+				for ev := range watcher.Events {
+					if ev.Has(fsnotify.Create) && strings.HasPrefix(filepath.Base(ev.Name), "w") {
+						mu.Lock()
+						starts++
+						mu.Unlock()
+					}
+				}
+			}()
 			var log testws.Buffer
-			s := startPersistent(t, dir, "FuzzNoBug", Options{CacheDir: cache, Log: &log})
-			for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), tc.said); time.Sleep(50 * time.Millisecond) {
+			s := startPersistentObserved(t, dir, "FuzzNoBug", Options{CacheDir: cache, Log: &log}, func(ev Event) {
+				if b, ok := ev.(*BuildEvent); ok {
+					mu.Lock()
+					builds = append(builds, b.Err)
+					mu.Unlock()
+				}
+			})
+			for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(log.String(), tc.said); time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no word of the full disk; log:\n%s", log.String())
 				}
 			}
-			time.Sleep(4 * time.Second) // several tries
+			mu.Lock()
+			buildsBefore, startsBefore := len(builds), starts
+			mu.Unlock()
+			wait := 4 * time.Second // several tries
+			if tc.maxTries > 0 {
+				wait = 20 * time.Second
+			}
+			time.Sleep(wait)
 			if n := strings.Count(log.String(), tc.said); n != 1 {
 				t.Errorf("the full disk was said %d times, want once:\n%s", n, log.String())
+			}
+			mu.Lock()
+			tries := starts - startsBefore + 1
+			if tc.dir != "tmp" {
+				tries = len(builds) - buildsBefore + 1
+			}
+			var be *BuildError
+			for _, err := range builds {
+				if errors.As(err, &be) {
+					t.Errorf("the full disk is a build error of the user's code: %v", err)
+					break
+				}
+			}
+			mu.Unlock()
+			if tc.maxTries > 0 && tries > tc.maxTries {
+				t.Errorf("%d tries in the %v after the first on a full disk, want at most %d (backing off)", tries, wait, tc.maxTries)
 			}
 			os.Remove(filler) // room, and no save: fuzzing starts by itself
 			for deadline := time.Now().Add(time.Minute); s.Stats().Execs == 0; time.Sleep(50 * time.Millisecond) {
@@ -878,8 +943,14 @@ func TestDiskFull(t *testing.T) {
 // stopped when the test ends.
 func startPersistent(t *testing.T, dir, target string, opts Options) *Session {
 	t.Helper()
+	return startPersistentObserved(t, dir, target, opts, nil)
+}
+
+// startPersistentObserved is startPersistent with an engine that reports to observe.
+func startPersistentObserved(t *testing.T, dir, target string, opts Options, observe func(Event)) *Session {
+	t.Helper()
 	opts.Parallel, opts.Persistent, opts.KeepFuzzing = 1, true, true
-	e := New(opts, nil)
+	e := New(opts, observe)
 	t.Cleanup(e.Close)
 	targets, err := e.Targets(t.Context(), dir, ".")
 	if err != nil {
@@ -896,9 +967,10 @@ func startPersistent(t *testing.T, dir, target string, opts Options) *Session {
 	return nil
 }
 
-// fullDisk mounts a small tmpfs and fills it; it returns the mount point and the
-// file to remove to make room. It skips the test where it cannot mount (not root).
-func fullDisk(t *testing.T) (dir, filler string) {
+// fullDisk mounts a small tmpfs and fills it but for room bytes; it returns the
+// mount point and the file to remove to make room. It skips the test where it
+// cannot mount (not root).
+func fullDisk(t *testing.T, room int64) (dir, filler string) {
 	full := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", full).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (not root?): %v %s", err, out)
@@ -913,6 +985,9 @@ func fullDisk(t *testing.T) (dir, filler string) {
 		if _, err := f.Write(chunk); err != nil {
 			break
 		}
+	}
+	if fi, err := f.Stat(); err == nil && room > 0 {
+		f.Truncate(fi.Size() - room)
 	}
 	f.Close()
 	return full, filler

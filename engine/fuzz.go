@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"syscall"
+	"strings"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -55,10 +55,12 @@ type fuzzPhase struct {
 	bin    *instrument.Binary
 	events chan workerEvent // every worker's messages, then its death
 
-	want          int  // workers the scheduler gives this session now
-	startFailures int  // workers that could not be started at all
-	diskFull      bool // the last start failed for want of disk space
-	fuzzing       bool // the first allotment came: the state is "fuzzing"
+	want          int // workers the scheduler gives this session now
+	startFailures int // workers that could not be started at all
+	// retry: starts wait after a start the disk had no room for, or a worker
+	// that died before running an input, longer each time (see backoff).
+	retry   backoff
+	fuzzing bool // the first allotment came: the state is "fuzzing"
 	// loaded: a worker of the phase has run the initial corpus, so the stats
 	// show the coverage it reaches (see statsDue).
 	loaded      bool
@@ -227,8 +229,10 @@ func (p *fuzzPhase) onDeath(w *workerProc) (outcome, bool) {
 		if s.onFailure(f, input) && !o.KeepFuzzing {
 			return outFinished, true
 		}
-	} else if f.output != "" {
-		fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s\n", s.target.Name, f.output)
+	} else {
+		// Its replacement would likely die the same way (a TestMain that
+		// cannot write its files on a full disk): it waits, longer each time.
+		fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s; starting another in %v\n", s.target.Name, strings.TrimSpace(f.output), p.retry.failed())
 	}
 	p.replace()
 	return 0, false
@@ -243,6 +247,10 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 	s := p.s
 	switch {
 	case m.Loaded:
+		if p.retry.failing() {
+			p.retry.reset()
+			fmt.Fprintf(p.o.Log, "fuzzls: %s: a worker runs again; fuzzing\n", s.target.Name)
+		}
 		if !p.loaded {
 			p.loaded = true
 			s.emitStats()
@@ -309,23 +317,25 @@ func (p *fuzzPhase) replace() {
 }
 
 // start starts a worker on one of the scheduler's tokens and hands it the work
-// (handOver); nil if the binary is gone, there is no token, the disk is full
-// (said once, tried again every tick until there is room), or three attempts
-// failed (counted in startFailures). The token goes back unless a worker holds it.
+// (handOver); nil if the binary is gone, there is no token, the last try is
+// too recent (p.retry), the disk is full (said once, tried again less and less
+// often until there is room), or three attempts failed (counted in
+// startFailures). The token goes back unless a worker holds it.
 func (p *fuzzPhase) start() *workerProc {
 	s, o := p.s, p.o
-	if p.binGone() || !s.e.sched.acquire() {
+	if !p.retry.due() || p.binGone() || !s.e.sched.acquire() {
 		return nil
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		w, err := startWorker(p.bin, s.target.Name, o, hangWatch{limit: &s.hang, onSlow: s.onSlow})
-		if errors.Is(err, syscall.ENOSPC) {
+		if diskFull(err) {
 			// A full disk is no fault of the binary: said once, tried again
-			// every tick until there is room.
-			if !p.diskFull {
-				p.diskFull = true
-				fmt.Fprintf(o.Log, "fuzzls: %s: the disk of the cache directory %s is full: %v; fuzzing resumes when there is room\n", s.target.Name, o.CacheDir, err)
+			// less and less often until there is room.
+			if !p.retry.failing() {
+				fmt.Fprintf(o.Log, "fuzzls: %s: no room to start a worker: the file system of %s is full (%v); trying again in %v, then less and less often (every %v at most); fuzzing starts when there is room\n",
+					s.target.Name, s.fullWhere(err), err, retryFirst, retryMax)
 			}
+			p.retry.failed()
 			s.e.sched.release()
 			return nil
 		}
@@ -333,10 +343,6 @@ func (p *fuzzPhase) start() *workerProc {
 			fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
 			time.Sleep(100 * time.Millisecond)
 			continue
-		}
-		if p.diskFull {
-			p.diskFull = false
-			fmt.Fprintf(o.Log, "fuzzls: %s: there is room in the cache directory again; fuzzing\n", s.target.Name)
 		}
 		p.handOver(w)
 		return w

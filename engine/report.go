@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -44,6 +45,11 @@ func (r *Reporter) Observe(ev Event) {
 	}
 	switch ev := ev.(type) {
 	case *BuildEvent:
+		var be *BuildError
+		if ev.Err != nil && !errors.As(ev.Err, &be) {
+			fmt.Fprintf(r.W, "fuzzls: could not build %s (no fault of your code): %v\n", ev.Package, ev.Err)
+			return
+		}
 		if ev.Err != nil {
 			fmt.Fprintf(r.W, "fuzzls: build of %s failed:\n%s\n", ev.Package, strings.TrimRight(ev.Err.Error(), "\n"))
 			return

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -105,7 +105,9 @@ func (s *Session) Stop() {
 	<-s.done
 }
 
-// Wait blocks until the session ends and returns its error (a *BuildError, or nil).
+// Wait blocks until the session ends and returns its error: a *BuildError (the
+// user's code does not build), another error (a build step that failed for
+// another cause, a full disk: no fault of the user's code), or nil.
 func (s *Session) Wait() error {
 	<-s.done
 	s.mu.Lock()
@@ -263,17 +265,49 @@ const (
 	outFinished                // time or execution budget spent, a plateau, or a failure without KeepFuzzing
 )
 
-// diskFullRetry is how often a build that failed on a full disk is tried again.
-const diskFullRetry = 3 * time.Second
+// What a full disk stopped (a build, a worker's start), or a worker that died
+// before running an input, is tried again after retryFirst, then after twice
+// the last wait, up to retryMax: a disk that stays full costs a try every
+// retryMax, and room made is used within it.
+const (
+	retryFirst = 2 * time.Second
+	retryMax   = 16 * time.Second
+)
+
+// backoff is when the next try of something that failed may be made.
+type backoff struct {
+	wait time.Duration // the last wait; 0: the last try worked
+	next time.Time
+}
+
+// failed records a failed try and returns the wait before the next.
+func (b *backoff) failed() time.Duration {
+	b.wait = min(max(2*b.wait, retryFirst), retryMax)
+	b.next = time.Now().Add(b.wait)
+	return b.wait
+}
+
+// due reports whether the next try may be made now.
+func (b *backoff) due() bool { return !time.Now().Before(b.next) }
+
+// failing reports whether the last try failed.
+func (b *backoff) failing() bool { return b.wait > 0 }
+
+// reset records a try that worked.
+func (b *backoff) reset() { *b = backoff{} }
 
 // diskFull reports whether err (from the file system, or the go command's
 // output) says the disk is full.
-func diskFull(err error) bool {
-	if errors.Is(err, syscall.ENOSPC) {
-		return true
+func diskFull(err error) bool { return instrument.IsDiskFull(err) }
+
+// fullWhere says which file system a full disk's err is about: the path it
+// names, else the cache directory's.
+func (s *Session) fullWhere(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Path
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "no space left on device") || strings.Contains(msg, "not enough space on the disk")
+	return s.e.opts.CacheDir
 }
 
 func (s *Session) run() {
@@ -281,7 +315,8 @@ func (s *Session) run() {
 	defer s.setState(StateStopped)
 	defer s.background.Wait()
 	o := s.e.opts
-	var rebuilt, saidFull bool
+	var rebuilt bool
+	var retry backoff // builds a full disk stopped
 	for {
 		err := s.prepare(rebuilt)
 		if errors.Is(err, errStopped) {
@@ -299,14 +334,14 @@ func (s *Session) run() {
 				return
 			}
 			// A full disk is no fault of the user's code and needs no save to
-			// be over: the build is tried again every few seconds.
-			var retry <-chan time.Time
+			// be over: the build is tried again, less and less often.
+			var again <-chan time.Time
 			if diskFull(err) {
-				if !saidFull {
-					saidFull = true
-					fmt.Fprintf(o.Log, "fuzzls: %s: the disk of the cache directory %s is full; building again every %v until there is room\n", s.target.Name, o.CacheDir, diskFullRetry)
+				if !retry.failing() {
+					fmt.Fprintf(o.Log, "fuzzls: %s: no room to build: the file system of %s is full (%v); building again in %v, then less and less often (every %v at most), until there is room\n",
+						s.target.Name, s.fullWhere(err), err, retryFirst, retryMax)
 				}
-				retry = time.After(diskFullRetry)
+				again = time.After(retry.failed())
 			}
 			select {
 			case <-s.stopCh:
@@ -314,13 +349,13 @@ func (s *Session) run() {
 			case <-s.rebuildCh:
 				rebuilt = true
 				continue
-			case <-retry:
+			case <-again:
 				continue
 			}
 		}
-		if saidFull {
-			saidFull = false
-			fmt.Fprintf(o.Log, "fuzzls: %s: there is room in the cache directory again\n", s.target.Name)
+		if retry.failing() {
+			retry.reset()
+			fmt.Fprintf(o.Log, "fuzzls: %s: there is room to build again\n", s.target.Name)
 		}
 		s.mu.Lock()
 		s.err = nil
@@ -512,6 +547,12 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 		var be *BuildError
 		if errors.As(err, &be) {
 			return nil, be
+		}
+		// A step that failed for want of room or a cache that cannot be
+		// written is no error of the user's code: it keeps its cause.
+		var se *instrument.StepError
+		if errors.As(err, &se) {
+			return nil, se
 		}
 		return nil, &BuildError{Package: s.target.Package, Output: err.Error()}
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -84,9 +85,10 @@ func (e *BuildError) Error() string { return e.Output }
 // compile errors come from that build.
 //
 // A package that does not load or compile is a *BuildError, as it is (never
-// wrapped: its Output is for the user). Any other error says which package and
-// which step of its build failed, and wraps the cause (errors.Is finds a full
-// disk's syscall.ENOSPC, a cancelled ctx's context.Canceled).
+// wrapped: its Output is for the user). A step that fails for another cause is a
+// *StepError, which says which package and which step, and wraps the cause
+// (errors.Is finds a full disk's syscall.ENOSPC, a cancelled ctx's
+// context.Canceled).
 func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error) {
 	if len(pkg.Errors) > 0 {
 		return nil, loadError(pkg)
@@ -175,13 +177,38 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (
 	return bin, nil
 }
 
-// stepError says which package and which step of its build failed, wrapping
-// err; a *BuildError, the user's, goes as it is.
+// StepError is a step of a build that failed for a cause other than the
+// user's code (a full disk, a cache directory that cannot be written): it says
+// which package and which step, and wraps the cause.
+type StepError struct {
+	Package string
+	Step    string
+	Err     error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("building %s: %s: %v", e.Package, e.Step, e.Err)
+}
+func (e *StepError) Unwrap() error { return e.Err }
+
+// stepError is a *StepError of err; a *BuildError, the user's, goes as it is.
 func stepError(pkg *Package, step string, err error) error {
 	if _, ok := err.(*BuildError); ok {
 		return err
 	}
-	return fmt.Errorf("building %s: %s: %w", pkg.ImportPath, step, err)
+	return &StepError{Package: pkg.ImportPath, Step: step, Err: err}
+}
+
+// IsDiskFull reports whether err, from the file system or a tool's output
+// carried in it, says a disk is full.
+func IsDiskFull(err error) bool {
+	return err != nil && (errors.Is(err, syscall.ENOSPC) || diskFullText(err.Error()))
+}
+
+// diskFullText reports whether a message says a disk is full: Unix's ENOSPC,
+// Windows's ERROR_DISK_FULL.
+func diskFullText(msg string) bool {
+	return strings.Contains(msg, "no space left on device") || strings.Contains(msg, "not enough space on the disk")
 }
 
 // writeIfChanged keeps mtimes stable for unchanged files, which keeps the go

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +35,11 @@ func compile(ctx context.Context, pkg *Package, flags BuildFlags, dir, ovlPath s
 		os.Remove(tmp)
 		if ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if diskFullText(string(out)) {
+			// No room to write the binary (or the go command's own files): no
+			// fault of the user's code, and no build without hooks would fit.
+			return "", fmt.Errorf("no room to write the test binary in %s: %s: %w", dir, strings.TrimSpace(string(out)), syscall.ENOSPC)
 		}
 		return "", compileError(pkg, string(out), overlay)
 	}
