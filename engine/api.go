@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -35,6 +36,13 @@ type Options struct {
 	Sync       string
 	SyncName   string
 	ReplayOnly bool
+	// ReplaySeeds makes sessions run only the seeds whose names match, once
+	// each, as `go test -run=FuzzXxx/name` runs them (testing's names: seed#N
+	// for the f.Add values, the file's name for testdata/fuzz/FuzzXxx files),
+	// but with fuzzls's checks (Leaks, the memory and hang limits): each that
+	// fails is reported as it is (Crash.Replayed, not minimized), and the
+	// session ends.
+	ReplaySeeds *regexp.Regexp
 	// Persistent sessions (the daemon's) outlive a build error, a failure without
 	// KeepFuzzing and the end of FuzzTime: they wait for the next Rebuild or Stop.
 	Persistent bool
@@ -106,8 +114,11 @@ type KindInfo struct {
 	Description string // what happened, for people: "the fuzz function panicked"
 	Warning     bool   // not a failure (KindSlow)
 	// GoTestMisses says why `go test -run` passes on an input of this kind
-	// (go test lacks the check that found it), or is "" when go test fails on it.
+	// (go test lacks the check that found it), or is "" when go test fails on
+	// it; Flag is then the fuzzls fuzz flag that turns the check on, for the
+	// replay with fuzzls (Crash.ReplayCommand).
 	GoTestMisses string
+	Flag         string
 }
 
 // kinds is the one list of the Kind constants: what reports every kind (SARIF's
@@ -121,7 +132,7 @@ var kinds = []KindInfo{
 	{Kind: KindHang, Description: "an input ran longer than the hang limit"},
 	{Kind: KindOOM, Description: "an input used more memory than the limit"},
 	{Kind: KindLeak, Description: "goroutines the fuzz function started stay blocked after it returned (-leaks)",
-		GoTestMisses: "go test has no goroutine-leak check"},
+		GoTestMisses: "go test has no goroutine-leak check", Flag: "-leaks"},
 	{Kind: KindRace, Description: "a data race between goroutines of the fuzz function (a -race build)"},
 	{Kind: KindSlow, Description: "an input ran past the adaptive hang limit, then finished (a warning, not a failure)", Warning: true},
 }
@@ -160,6 +171,9 @@ type Crash struct {
 	// BuildFlags are the go test flags of the build that found it (-race,
 	// -tags=...): a replay with go test needs them.
 	BuildFlags []string
+	// Replayed: found running a seed on request (Options.ReplaySeeds): the
+	// seed's input, reported once, not minimized.
+	Replayed bool
 }
 
 // Block is one instrumented basic block: a counter and its source range.

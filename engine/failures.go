@@ -44,6 +44,13 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	s.mu.Unlock()
 	s.saveInput(c, crashDir(s.e.opts.CacheDir, s.target), input, "failing input")
 	s.syncPublishFailure(c.ID, input)
+	if s.e.opts.ReplaySeeds != nil { // the user's seed, as go test -run runs it
+		s.mu.Lock()
+		c.Replayed = true
+		s.mu.Unlock()
+		s.report(c)
+		return true
+	}
 	s.report(c)
 	if s.e.opts.KeepFuzzing {
 		s.background.Go(func() { s.minimizeCrash(c, f) })
@@ -267,5 +274,46 @@ func (r *replayer) close() {
 		r.w.kill()
 		r.w.release()
 		r.w = nil
+	}
+}
+
+// replaySeeds runs the seeds Options.ReplaySeeds names (see there).
+func (s *Session) replaySeeds() {
+	re := s.e.opts.ReplaySeeds
+	s.mu.Lock()
+	var inputs []string
+	for i, name := range s.seeds.names {
+		if re.MatchString(name) {
+			inputs = append(inputs, s.seeds.inputs[i])
+		}
+	}
+	s.mu.Unlock()
+	if len(inputs) == 0 {
+		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: warning: no seed matches %q (f.Add's are seed#0, seed#1…; testdata/fuzz/%s's by their file names)\n", s.target.Name, re, s.target.Name)
+		return
+	}
+	s.replay(inputs, "a seed")
+	s.mu.Lock()
+	s.execsBase += int64(len(inputs))
+	s.mu.Unlock()
+}
+
+// replay runs inputs one at a time on a worker of its own: each that fails is a
+// failure found here (onFailure). what names the inputs for the log.
+func (s *Session) replay(inputs []string, what string) {
+	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
+	defer cancel()
+	r := &replayer{s: s}
+	defer r.close()
+	for _, in := range inputs {
+		f, ok := r.run(ctx, in)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case !ok:
+			fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: %s could not be replayed\n", s.target.Name, what)
+		case f != nil:
+			s.onFailure(f, in)
+		}
 	}
 }

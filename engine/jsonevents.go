@@ -66,7 +66,8 @@ type JSONStats struct {
 }
 
 // JSONCrash: a failure, first when it is found, then again once minimized
-// (Minimized) or found flaky (Flaky); a "slow" kind is a warning, no failure.
+// (Minimized) or found flaky (Flaky); a "slow" kind is a warning, no failure. A
+// seed run on request (fuzzls fuzz -run=FuzzXxx/name) is reported once, Replayed.
 type JSONCrash struct {
 	Event     string  `json:"event"` // "crash"
 	ID        string  `json:"id"`    // stable over runs
@@ -79,10 +80,11 @@ type JSONCrash struct {
 	Frames    []Frame `json:"frames"` // the failing goroutine's stack, innermost first
 	Input     string  `json:"input"`  // the input, in the go test fuzz v1 format
 	Minimized bool    `json:"minimized"`
-	Flaky     bool    `json:"flaky"` // it did not fail again on replay
-	Path      string  `json:"path"`  // where the input is saved
-	Count     int     `json:"count"` // times this failure was seen
-	Known     bool    `json:"known"` // its input is a seed in testdata/fuzz already
+	Flaky     bool    `json:"flaky"`              // it did not fail again on replay
+	Path      string  `json:"path"`               // where the input is saved
+	Count     int     `json:"count"`              // times this failure was seen
+	Known     bool    `json:"known"`              // its input is a seed in testdata/fuzz already
+	Replayed  bool    `json:"replayed,omitempty"` // a seed run on request, reported once, as it is
 }
 
 // JSONFixed: a known failure's input passes on a new build. `fuzzls fuzz`
@@ -136,7 +138,7 @@ func JSONEvent(ev Event) any {
 		}
 		return &JSONCrash{Event: JSONEventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: c.Kind,
 			Message: c.Message, File: c.File, Line: c.Line, Frames: frames, Input: c.Input,
-			Minimized: c.Minimized, Flaky: c.Flaky, Path: c.Path, Count: c.Count, Known: c.Known}
+			Minimized: c.Minimized, Flaky: c.Flaky, Path: c.Path, Count: c.Count, Known: c.Known, Replayed: c.Replayed}
 	case *CrashFixedEvent:
 		return &JSONFixed{Event: JSONEventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
 	case *DoneEvent:

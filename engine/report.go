@@ -89,7 +89,7 @@ func (r *Reporter) Observe(ev Event) {
 			fmt.Fprintf(r.W, "%s: warning: %s\n    input saved to %s\n", c.Target.Name, c.Message, c.Path)
 			return
 		}
-		if !c.Minimized && !c.Flaky {
+		if !c.Minimized && !c.Flaky && !c.Replayed {
 			fmt.Fprintf(r.W, "%s: found a failure (%s: %s), minimizing…\n", c.Target.Name, c.Kind, firstLine(c.Message))
 			return
 		}
@@ -112,7 +112,7 @@ func (r *Reporter) Observe(ev Event) {
 }
 
 func (r *Reporter) json(ev Event) {
-	if c, ok := ev.(*CrashEvent); ok && (c.Crash.Minimized || c.Crash.Flaky) {
+	if c, ok := ev.(*CrashEvent); ok && (c.Crash.Minimized || c.Crash.Flaky || c.Crash.Replayed) {
 		r.crashes++
 	}
 	j := JSONEvent(ev)
@@ -182,9 +182,14 @@ func FormatCrash(c *Crash) string {
 	if c.Path != "" {
 		name := filepath.Base(c.Path)
 		fmt.Fprintf(&b, "\n    saved to %s\n", c.Path)
-		fmt.Fprintf(&b, "    replay with go test (in %s):\n", c.Target.Dir)
+		cmd, why := c.ReplayCommand(name)
+		if why != "" {
+			fmt.Fprintf(&b, "    replay with fuzzls (in %s; %s):\n", c.Target.Dir, why)
+		} else {
+			fmt.Fprintf(&b, "    replay with go test (in %s):\n", c.Target.Dir)
+		}
 		fmt.Fprintf(&b, "      mkdir -p testdata/fuzz/%s && cp %s testdata/fuzz/%s/\n", c.Target.Name, c.Path, c.Target.Name)
-		fmt.Fprintf(&b, "      go test%s -run=%s/%s\n", c.ReplayFlags(), c.Target.Name, name)
+		fmt.Fprintf(&b, "      %s\n", cmd)
 		fmt.Fprintf(&b, "    debug it with Delve, stopping at the failure%s:\n", atLine(c))
 		fmt.Fprintf(&b, "      dlv %s\n", shellJoin(DlvTestArgs(c, name)))
 		if c.File != "" {
@@ -200,6 +205,19 @@ func atLine(c *Crash) string {
 		return ""
 	}
 	return fmt.Sprintf(" (line %d of %s)", c.Line, filepath.Base(c.File))
+}
+
+// ReplayCommand is the command, run in the target's directory, that replays c
+// once its input is the seed named seed (testdata/fuzz/FuzzXxx/<seed>): go test
+// -run, or, for a kind go test does not check (KindInfo.GoTestMisses), fuzzls
+// fuzz -run with the flag that turns the check on (Options.ReplaySeeds), and
+// why then says why not go test.
+func (c *Crash) ReplayCommand(seed string) (cmd, why string) {
+	if k := LookupKind(c.Kind); k.GoTestMisses != "" {
+		return fmt.Sprintf("fuzzls fuzz %s%s -run=%s/%s .", k.Flag, c.ReplayFlags(), c.Target.Name, seed),
+			k.GoTestMisses + ", so go test -run passes on this input"
+	}
+	return fmt.Sprintf("go test%s -run=%s/%s", c.ReplayFlags(), c.Target.Name, seed), ""
 }
 
 // SeedRun is go test's -run pattern that runs the seed named seed of t's

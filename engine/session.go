@@ -47,6 +47,7 @@ type Session struct {
 	firsts    map[*Crash]*failure // each crash's failure as first found, to tell repeats
 	byKey     map[string]*Crash   // fuzzrt.FailureKey of the output → crash, for repeats
 	types     []string
+	seeds     *seedSet // the build's seeds
 	dict      []string // tokens for the mutators: literals of the build, user dictionaries
 	started   time.Time
 	execsBase int64 // executions of workers that are gone
@@ -364,6 +365,10 @@ func (s *Session) run() {
 			s.replayRecorded()
 			return
 		}
+		if o.ReplaySeeds != nil {
+			s.replaySeeds()
+			return
+		}
 		switch s.fuzz() {
 		case outStopped:
 			return
@@ -449,6 +454,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	s.setFocus(bin)
 	s.mu.Lock()
 	s.bin, s.types, s.testdata = bin, seeds.types, seeds.testdata
+	s.seeds = seeds
 	s.hang.reset()
 	slow := s.slow // a new binary may be faster: found again if it is not
 	s.slow = nil
@@ -564,6 +570,7 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 type seedSet struct {
 	types    []string
 	inputs   []string
+	names    []string        // each input's name, as testing names it: seed#N, or the file's name
 	testdata map[string]bool // inputs of the seeds with a path (see Session.testdata)
 	size     int64           // of the inputs, in bytes
 	total    int             // seeds the run announced; len(inputs) once all are in
@@ -681,6 +688,7 @@ func readSeeds(msgs <-chan *fuzzrt.Message, progress func(SeedsEvent)) *seedSet 
 			last = time.Now()
 		case m.Seed != nil && seeds != nil:
 			seeds.inputs = append(seeds.inputs, m.Seed.Input)
+			seeds.names = append(seeds.names, filepath.Base(m.Seed.Path))
 			if m.Seed.Path != "" {
 				seeds.testdata[m.Seed.Input] = true
 			}

@@ -20,7 +20,6 @@ package engine
 // of its last run, with the same name); what it writes itself is not read back.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -181,21 +180,7 @@ func (s *Session) replayRecorded() {
 	s.mu.Lock()
 	inputs := slices.Compact(slices.Sorted(slices.Values(s.sync.recorded)))
 	s.mu.Unlock()
-	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
-	defer cancel()
-	r := &replayer{s: s}
-	defer r.close()
-	for _, in := range inputs {
-		f, ok := r.run(ctx, in)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case !ok:
-			fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: a recorded failure could not be replayed\n", s.target.Name)
-		case f != nil:
-			s.onFailure(f, in)
-		}
-	}
+	s.replay(inputs, "a recorded failure")
 }
 
 // RecordedFailures lists the failure files the sync directory holds for t.

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -79,11 +81,13 @@ func TestSARIF(t *testing.T) {
 }
 
 // TestSARIFLeak: a -leaks -sarif run's leak is a result whose rule the file
-// declares, as every kind's (the rules are made from engine.Kinds).
+// declares, as every kind's (the rules are made from engine.Kinds). Its replay
+// command, printed and in the SARIF message, is fuzzls's, saying that go test
+// -run passes on the input (it does); run as printed, it fails with the leak.
 func TestSARIFLeak(t *testing.T) {
 	bin := buildFuzzls(t)
 	dir := copyDir(t, "../../testdata/crashers")
-	_, data := fuzzSARIF(t, bin, dir, "-leaks", "-run", "^FuzzLeak$", "-fuzztime", "2m", "-minimizetime", "5s", "-parallel", "1", ".")
+	out, data := fuzzSARIF(t, bin, dir, "-leaks", "-run", "^FuzzLeak$", "-fuzztime", "2m", "-minimizetime", "5s", "-parallel", "1", ".")
 	var log struct {
 		Runs []struct {
 			Tool struct {
@@ -119,6 +123,34 @@ func TestSARIFLeak(t *testing.T) {
 	}
 	if level, ok := rules[run.Results[0].RuleID]; !ok || level != "error" || run.Results[0].Level != "error" {
 		t.Errorf("the result's rule %s is not declared as an error (%q, result %q)", run.Results[0].RuleID, level, run.Results[0].Level)
+	}
+
+	m := regexp.MustCompile(`replay with fuzzls \(in \S+; go test has no goroutine-leak check, so go test -run passes on this input\):\n\s+mkdir -p testdata/fuzz/FuzzLeak && cp (\S+) testdata/fuzz/FuzzLeak/\n\s+fuzzls (fuzz -leaks -run=FuzzLeak/(\w+) \.)\n`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no replay with fuzzls, saying why not go test:\n%s", out)
+	}
+	saved, args, name := string(m[1]), strings.Fields(string(m[2])), string(m[3])
+	if msg := run.Results[0].Message.Text; !strings.Contains(msg, "then fuzzls "+string(m[2])+" (go test has no goroutine-leak check") {
+		t.Errorf("the SARIF message has not the replay with fuzzls %q:\n%s", m[2], msg)
+	}
+	input, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "testdata", "fuzz", "FuzzLeak"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "testdata", "fuzz", "FuzzLeak", name), input, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gotest := exec.Command("go", "test", "-count=1", "-run=FuzzLeak/"+name, ".")
+	gotest.Dir = dir
+	if gout, err := gotest.CombinedOutput(); err != nil {
+		t.Errorf("go test -run fails on the leak's input; the note says it passes:\n%s", gout)
+	}
+	replay := exec.Command(bin, append(args, "-cachedir", t.TempDir())...)
+	replay.Dir = dir
+	rout, err := replay.CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(rout), "--- FAIL: FuzzLeak (leak") || !strings.Contains(string(rout), "crashers.go:"+fmt.Sprint(markLine(t, filepath.Join(dir, "crashers.go"), "MARK:leak"))) {
+		t.Errorf("the replay %q: status %d, want 1 and the leak at its go statement\n%s", args, code, rout)
 	}
 }
 

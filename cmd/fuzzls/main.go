@@ -123,7 +123,7 @@ func (f *fuzztime) Set(s string) error {
 func fuzz(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fuzz", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	runRE := fs.String("run", "", "fuzz only the targets whose names match this regular expression")
+	runRE := fs.String("run", "", "fuzz only the targets whose names match this regular expression; FuzzXxx/name runs the seeds whose names match name once each instead, as go test -run does, with fuzzls's checks (-leaks)")
 	var ft fuzztime
 	fs.Var(&ft, "fuzztime", "how long to fuzz each target: a duration (30s) or a number of executions (10000x); default: until a failure")
 	parallel := fs.Int("parallel", 0, "worker processes in total (default: one per CPU)")
@@ -152,13 +152,19 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
 		return 2
 	}
-	var re *regexp.Regexp
-	if *runRE != "" {
-		var err error
-		if re, err = regexp.Compile(*runRE); err != nil {
-			fmt.Fprintf(stderr, "fuzzls: -run: %v\n", err)
-			return 2
-		}
+	// As go test's -run, "/" separates the target's pattern from its seeds'.
+	var re, seedRE *regexp.Regexp
+	var err error
+	targetPat, seedPat, replay := strings.Cut(*runRE, "/")
+	if targetPat != "" {
+		re, err = regexp.Compile(targetPat)
+	}
+	if err == nil && replay {
+		seedRE, err = regexp.Compile(seedPat)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzls: -run: %v\n", err)
+		return 2
 	}
 	patterns := fs.Args()
 	if len(patterns) == 0 {
@@ -170,6 +176,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
 		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
+	opts.ReplaySeeds = seedRE
 	ci.options(&opts)
 	if err := focus.options(&opts); err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)

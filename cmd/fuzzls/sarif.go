@@ -148,8 +148,12 @@ func sarifCrash(root string, c *engine.Crash) sarifResult {
 		what = "Minimized failing input"
 	}
 	fmt.Fprintf(&msg, "%s (testdata/fuzz/%s/%s):\n%s\n", what, c.Target.Name, replayName(c), c.Input)
-	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then go test%s -run=%s/%s\n",
-		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), c.ReplayFlags(), c.Target.Name, replayName(c))
+	cmd, why := c.ReplayCommand(replayName(c))
+	if why != "" {
+		why = " (" + why + ")"
+	}
+	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then %s%s\n",
+		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), cmd, why)
 	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: sarifLevel(c.Kind), Message: sarifMessage{Text: msg.String()},
 		PartialFingerprints: map[string]string{"fuzzlsFailure/v1": c.ID}, BaselineState: "new"}
 	if c.Known {
