@@ -120,7 +120,7 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 				Command: protocol.Command{Title: title, Command: fproto.CommandSeedCorpus, Arguments: []protocol.LSPAny{arg}}})
 		}
 	}
-	return actions, nil
+	return append(actions, s.generateActions(ctx, params, path)...), nil
 }
 
 // corpusFile is an input as a seed corpus file as go test writes one: `go test

@@ -41,6 +41,8 @@ func (s *server) ExecuteCommand(ctx context.Context, params *protocol.ExecuteCom
 		result, err = s.commandCoverage(params.Arguments)
 	case fproto.CommandDebugCrash:
 		result, err = s.commandDebugCrash(ctx, params.Arguments)
+	case fproto.CommandGenerateFuzzTest:
+		result, err = s.commandGenerateFuzzTest(ctx, params.Arguments)
 	case commandTestSleep, commandTestPanic:
 		if !s.opts.EnableTestCommands {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q", params.Command)

@@ -22,13 +22,15 @@
 //   - watcher.go: fsnotify over the workspace folders and the event batcher.
 //   - sessions.go: the engine, its sessions and its events.
 //   - codelens.go, diagnostics.go, hover.go, codeaction.go, command.go,
-//     progress.go, notify.go: one feature each.
+//     progress.go, notify.go: one feature each; gentest.go the "Generate fuzz
+//     test" source action (package fuzzls.dev/fuzzls/gentest) and its command.
 //
 // Invariants:
 //   - The daemon never writes into the user's tree on its own: changes are
 //     WorkspaceEdits the client applies (so undo works), except the explicit
 //     fuzzls.addToCorpus command, which writes one file atomically inside a
-//     workspace folder. Path arguments outside the workspace folders are refused.
+//     workspace folder, and fuzzls.generateFuzzTest, which does so with a new
+//     test file for a client that cannot create files. Path arguments outside the workspace folders are refused.
 //   - It listens on no port: LSP runs over the two streams given to Serve.
 //   - It exits on its own when its input closes, and stops the engine (which
 //     kills the worker processes) before Serve returns.

@@ -98,7 +98,7 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 			},
 			HoverProvider: protocol.Boolean(true),
 			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindSource},
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindSource, kindGenerateFuzzTest},
 			},
 			CodeLensProvider:       &protocol.CodeLensOptions{},
 			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: s.commands()},
@@ -275,6 +275,7 @@ func (s *server) commands() []string {
 		fproto.CommandStart, fproto.CommandStop, fproto.CommandAddToCorpus, fproto.CommandAddSeed,
 		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput, fproto.CommandCoverage,
 		fproto.CommandDebugCrash,
+		fproto.CommandGenerateFuzzTest,
 	}
 	if s.opts.EnableTestCommands {
 		cmds = append(cmds, commandTestSleep, commandTestPanic)

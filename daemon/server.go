@@ -15,6 +15,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/gentest"
 )
 
 // Options configure Serve. The zero value is what `fuzzls serve` uses.
@@ -97,8 +98,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
-	cancel() // unblocks handlers waiting on their contexts
+	cancel() // unblocks handlers waiting on their contexts, and interrupts the type-checking loads
 	s.stopAll()
+	s.gentests.Wait() // their go commands gone
 	closed := make(chan struct{})
 	go func() {
 		_ = s.conn.Close()
@@ -307,6 +309,7 @@ type server struct {
 func newServer(ctx context.Context, opts Options) *server {
 	s := &server{opts: opts, ctx: ctx, exited: make(chan struct{})}
 	s.state.init()
+	s.gentests = gentest.NewLoader(ctx)
 	s.lensRefresh = newThrottle(time.Second, s.safe("codeLens refresh", s.refreshCodeLens))
 	s.changes = newBatcher(opts.BatchDelay, 4*time.Second, func(paths []string) {
 		defer s.recoverLog("rebuild")

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/gentest"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -78,6 +79,7 @@ type state struct {
 	lensRefresh *throttle
 	changes     *batcher
 	watcher     *watcher // set by Initialized (under mu)
+	gentests    *gentest.Loader
 }
 
 // A session is one running target.
@@ -255,6 +257,7 @@ func (s *server) stopAll() {
 // filesChanged is the batcher's flush: rebuild the sessions that depend on
 // any of the files, and refresh code lenses when a test file changed.
 func (s *server) filesChanged(paths []string) {
+	s.gentests.Changed(paths)
 	s.mu.Lock()
 	sessions := make([]*session, 0, len(s.sessions))
 	for _, sess := range s.sessions {

@@ -31,6 +31,11 @@ const (
 	// the workspace (a TargetID argument; CoverageParams): fuzzls/coverage
 	// carries only the target's package and the files the client has open.
 	CommandCoverage = "fuzzls.coverage"
+	// CommandGenerateFuzzTest writes a fuzz test of a function (a FuncArgs
+	// argument) into its package's test file through workspace/applyEdit; the
+	// code action "Generate fuzz test FuzzXxx" runs it. Its result is a
+	// GeneratedTest.
+	CommandGenerateFuzzTest = "fuzzls.generateFuzzTest"
 )
 
 // Session states, as in SessionStatus.State.
@@ -156,6 +161,20 @@ type DebugResult struct {
 	// Command is the same for a shell, with the Delve commands that stop at
 	// the failure after it.
 	Command string `json:"command"`
+}
+
+// FuncArgs is the argument of fuzzls.generateFuzzTest: a function or method of
+// the package of the Go file at URI, as go doc names it ("Parse", "Parser.Parse").
+type FuncArgs struct {
+	URI  string `json:"uri"`
+	Func string `json:"func"`
+}
+
+// GeneratedTest is the result of fuzzls.generateFuzzTest: the fuzz test's name
+// and the test file it went into.
+type GeneratedTest struct {
+	Name string `json:"name"`
+	URI  string `json:"uri"`
 }
 
 // CrashData is the data field of a crash diagnostic.

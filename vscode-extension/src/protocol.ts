@@ -31,6 +31,13 @@ export const CommandDebugCrash = "fuzzls.debugCrash";
  * carries only the target's package and the files the client has open.
  */
 export const CommandCoverage = "fuzzls.coverage";
+/**
+ * CommandGenerateFuzzTest writes a fuzz test of a function (a FuncArgs
+ * argument) into its package's test file through workspace/applyEdit; the
+ * code action "Generate fuzz test FuzzXxx" runs it. Its result is a
+ * GeneratedTest.
+ */
+export const CommandGenerateFuzzTest = "fuzzls.generateFuzzTest";
 
 // Session states, as in SessionStatus.State.
 export const StateBuilding = "building";
@@ -175,6 +182,24 @@ export interface DebugResult {
 	 * the failure after it.
 	 */
 	command: string;
+}
+
+/**
+ * FuncArgs is the argument of fuzzls.generateFuzzTest: a function or method of
+ * the package of the Go file at URI, as go doc names it ("Parse", "Parser.Parse").
+ */
+export interface FuncArgs {
+	uri: string;
+	func: string;
+}
+
+/**
+ * GeneratedTest is the result of fuzzls.generateFuzzTest: the fuzz test's name
+ * and the test file it went into.
+ */
+export interface GeneratedTest {
+	name: string;
+	uri: string;
 }
 
 /** CrashData is the data field of a crash diagnostic. */
