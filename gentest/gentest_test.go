@@ -2,6 +2,7 @@ package gentest
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -193,4 +194,48 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// The cost of offering the action at a move of the cursor, on fuzzls's own
+// daemon package (18 files, 38 imports): BenchmarkOfferUnchanged with the
+// package's types cached, BenchmarkOfferEdited after an edit of one of its
+// files (a parse and a type check against the cached imports). The first load
+// (go list with export data) is logged once.
+func BenchmarkOfferUnchanged(b *testing.B) { benchmarkOffer(b, false) }
+func BenchmarkOfferEdited(b *testing.B)    { benchmarkOffer(b, true) }
+
+func benchmarkOffer(b *testing.B, edit bool) {
+	dir, err := filepath.Abs("../daemon")
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(dir, "gentest.go")
+	text, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	offset := strings.Index(string(text), "func wants(")
+	l := NewLoader(b.Context())
+	start := time.Now()
+	if _, err := l.Check(b.Context(), dir, Files{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("first load: %v", time.Since(start))
+	b.ResetTimer()
+	for i := range b.N {
+		files := Files{}
+		if edit {
+			files[file] = append(text, fmt.Sprintf("\n// edit %d\n", i)...)
+		}
+		if !InSignature(text, offset) {
+			b.Fatal("not in a signature")
+		}
+		pkg, err := l.Check(b.Context(), dir, files)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p, err := FuncAt(pkg, file, offset, files); p == nil || err != nil {
+			b.Fatalf("no plan: %v", err)
+		}
+	}
 }
