@@ -53,6 +53,7 @@ type Loader struct {
 	ctx   context.Context // the loads run under it: a request that stops waiting leaves the load to the next
 	loads sync.WaitGroup
 	mu    sync.Mutex
+	done  bool // Wait was called: no more loads
 	flags []string
 	pkgs  map[string]*cached // by directory
 }
@@ -164,6 +165,11 @@ func (l *Loader) entry(dir string, files Files) *cached {
 		delete(l.pkgs, oldest)
 	}
 	c = &cached{ready: make(chan struct{}), stamp: stamp, used: time.Now()}
+	if l.done {
+		c.err = errors.New("the loader is closed")
+		close(c.ready)
+		return c
+	}
 	l.pkgs[dir] = c
 	flags := l.flags
 	l.loads.Add(1)
@@ -176,8 +182,14 @@ func (l *Loader) entry(dir string, files Files) *cached {
 }
 
 // Wait waits for the loads in progress, which end soon once the loader's
-// context has (go/packages interrupts the go command's process group).
-func (l *Loader) Wait() { l.loads.Wait() }
+// context has (go/packages interrupts the go command's process group), and
+// starts no more.
+func (l *Loader) Wait() {
+	l.mu.Lock()
+	l.done = true
+	l.mu.Unlock()
+	l.loads.Wait()
+}
 
 func (c *cached) load(ctx context.Context, dir string, flags []string, files Files) error {
 	cfg := &packages.Config{Context: ctx, Dir: dir, Mode: loadMode, BuildFlags: flags, Overlay: files}
