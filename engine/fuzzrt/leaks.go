@@ -75,7 +75,13 @@ func (l *leakCheck) check(rerun func()) string {
 		l.base = after // started once, not by every run: part of the process now
 		return ""
 	}
+	// Goroutines the reruns started may not have run yet on a loaded machine
+	// (still runnable, not blocked): give them the grace to block.
 	leaked := newBlockedGoroutines(before, goroutineDump())
+	for deadline := time.Now().Add(leakGrace); len(leaked) < after-n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		leaked = newBlockedGoroutines(before, goroutineDump())
+	}
 	if len(leaked) == 0 {
 		l.base = after
 		return ""

@@ -27,8 +27,17 @@ import (
 // 4 GiB buffer from a thousand 4 MiB ones, but the collector frees the
 // thousand as they go, and the 4 GiB buffer, live at the collection its
 // allocation starts, stays counted until the next one, which a heap that size
-// puts gigabytes of allocation away.
+// puts gigabytes of allocation away. A collector starved of CPU (a loaded
+// machine) frees the thousand late, so the site must also have asked in big
+// pieces: its objects since the snapshot average at least 1/minPiece of
+// the limit (one buffer, or a slice grown past the limit by append, whose steps
+// grow by a quarter).
 // The check costs 0.2–0.3 µs per execution (BenchmarkHeapCheck).
+
+// minPiece: an oom's site allocated objects of at least limit/minPiece on
+// average. Garbage in 4 MiB buffers under a 300 MiB limit stays below it (a
+// real worker's default limit is 2 GiB).
+const minPiece = 8
 
 // EnvMemLimit is the worker's memory limit in MiB, set by the coordinator.
 const EnvMemLimit = "FUZZLS_MEMLIMIT"
@@ -47,7 +56,7 @@ type heapCheck struct {
 	sample []metrics.Sample // bytes allocated so far, collections so far
 	last   uint64           // bytes allocated at the last read
 	cycles uint64           // collections when prof was taken
-	prof   map[[32]uintptr]int64
+	prof   map[[32]uintptr]siteAllocs
 	recs   []runtime.MemProfileRecord
 	// objects reads the bytes of the heap's objects: those live at the last
 	// collection or allocated since, dead or not (the next collection frees the
@@ -71,6 +80,9 @@ func newHeapCheck() *heapCheck {
 	g.prof = g.profile(nil)
 	return g
 }
+
+// siteAllocs is what one allocation site allocated so far (sampled, scaled).
+type siteAllocs struct{ bytes, objects int64 }
 
 func (g *heapCheck) read() (allocated, cycles uint64) {
 	metrics.Read(g.sample)
@@ -111,29 +123,37 @@ func (g *heapCheck) check() string {
 // large one counts in full, so garbage churned through in small objects does
 // not get there) and the heap holds more than half the limit (garbage in large
 // objects does not get there; a slice grown by doubling past the limit does),
-// the result is the failure text: the message, then the site's stack in the
-// shape of a traceback, so that the coordinator reads its frames as any other.
+// and the site asked in big pieces (minPiece), the result is the failure
+// text: the message, then the site's stack in the shape of a traceback, so
+// that the coordinator reads its frames as any other.
 func (g *heapCheck) confirm() string {
 	metrics.Read(g.objects)
 	held := g.objects[0].Value.Uint64()
-	runtime.GC() // publishes the profile up to now
-	before := g.prof
-	var best []uintptr
-	var most int64
-	for _, r := range g.records() {
-		if d := r.AllocBytes - before[r.Stack0]; d > most {
-			most, best = d, r.Stack()
+	// The profile may be two collections old: two publish it up to now, so
+	// that this site's last allocations are not blamed on the next input.
+	runtime.GC()
+	runtime.GC()
+	before, now := g.prof, g.profile(nil)
+	var best [32]uintptr
+	var most, objects int64
+	for stk, a := range now {
+		if d := a.bytes - before[stk].bytes; d > most {
+			most, best, objects = d, stk, a.objects-before[stk].objects
 		}
 	}
 	g.last, g.cycles = g.read()
-	g.prof = g.profile(g.prof)
-	if most <= int64(g.limit) || held <= g.limit/2 {
+	g.prof = now
+	if most <= int64(g.limit) || held <= g.limit/2 || objects > 0 && most/objects < int64(g.limit/minPiece) {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%sthe input allocated %d MiB at one place, over the limit of %d MiB\n", OOMPrefix, most>>20, g.limit>>20)
 	b.WriteString("\ngoroutine 1 [allocating]:\n")
-	frames := runtime.CallersFrames(best)
+	n := 0
+	for n < len(best) && best[n] != 0 {
+		n++
+	}
+	frames := runtime.CallersFrames(best[:n])
 	for {
 		f, more := frames.Next()
 		if !strings.HasPrefix(f.Function, "runtime.") {
@@ -146,16 +166,18 @@ func (g *heapCheck) confirm() string {
 	return b.String()
 }
 
-// profile returns the sampled bytes allocated so far per stack, in m (cleared)
-// or a new map.
-func (g *heapCheck) profile(m map[[32]uintptr]int64) map[[32]uintptr]int64 {
+// profile returns what each stack allocated so far, in m (cleared) or a new
+// map. Records can share a stack (two allocations on one line, as append's
+// make and growth, seen so): they are summed.
+func (g *heapCheck) profile(m map[[32]uintptr]siteAllocs) map[[32]uintptr]siteAllocs {
 	recs := g.records()
 	if m == nil {
-		m = make(map[[32]uintptr]int64, len(recs))
+		m = make(map[[32]uintptr]siteAllocs, len(recs))
 	}
 	clear(m)
 	for _, r := range recs {
-		m[r.Stack0] = r.AllocBytes
+		a := m[r.Stack0]
+		m[r.Stack0] = siteAllocs{a.bytes + r.AllocBytes, a.objects + r.AllocObjects}
 	}
 	return m
 }

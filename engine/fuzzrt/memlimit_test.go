@@ -1,6 +1,7 @@
 package fuzzrt
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -9,6 +10,15 @@ var sink [][]byte
 
 //go:noinline
 func allocUntouched(n int) { sink = append(sink, make([]byte, n)) }
+
+//go:noinline
+func allocGrown(n int) {
+	var b []byte
+	for len(b) < n {
+		b = append(b, make([]byte, 1<<20)...)
+	}
+	sink = append(sink, b)
+}
 
 //go:noinline
 func allocSmall(n, times int) {
@@ -20,9 +30,10 @@ func allocSmall(n, times int) {
 // TestHeapCheck: an execution that allocates past the limit, untouched, is
 // caught and blamed on its allocation; one that allocates four times as much in
 // small garbage (which a starved collector lets pile up past the limit), one
-// that churns through as much in large objects at one place, the ones after
-// the oom (the first churning large garbage again), and one after memory
-// allocated outside any execution, are not.
+// that churns through as much in large objects at one place, even with the
+// collector starved (on a loaded machine), the ones after the oom (the first
+// churning large garbage again), and one after memory allocated outside any
+// execution, are not; a slice grown past the limit by append is.
 func TestHeapCheck(t *testing.T) {
 	t.Setenv(EnvMemLimit, "64")
 	g := newHeapCheck()
@@ -38,9 +49,23 @@ func TestHeapCheck(t *testing.T) {
 	if oom := g.check(); oom != "" {
 		t.Fatalf("large garbage reported:\n%s", oom)
 	}
+	// A starved collector: none runs while the garbage piles up, so the heap
+	// holds all 256 MiB when the execution ends (TestGarbageIsNoOOM at load 19).
+	gc := debug.SetGCPercent(-1)
+	allocSmall(4<<20, 64)
+	oom := g.check()
+	debug.SetGCPercent(gc)
+	if oom != "" {
+		t.Fatalf("large garbage with the collector starved reported:\n%s", oom)
+	}
+	allocGrown(100 << 20)
+	sink = nil
+	if oom := g.check(); !strings.Contains(oom, "fuzzrt.allocGrown(...)\n\t") {
+		t.Fatalf("a slice grown to 100 MiB by append not blamed on allocGrown:\n%s", oom)
+	}
 	allocUntouched(100 << 20)
 	sink = nil // garbage once the execution is over, as in a worker
-	oom := g.check()
+	oom = g.check()
 	if !strings.HasPrefix(oom, OOMPrefix) || !strings.Contains(oom, "over the limit of 64 MiB") {
 		t.Fatalf("100 MiB allocation: report does not start with the message:\n%s", oom)
 	}
