@@ -23,7 +23,7 @@
 //   - sessions.go: the engine, its sessions and its events.
 //   - codelens.go, diagnostics.go, hover.go, codeaction.go, command.go,
 //     progress.go, notify.go: one feature each; gentest.go the "Generate fuzz
-//     test" source action (package fuzzls.dev/fuzzls/gentest) and its command.
+//     test" source action (package fuzzls.dev/fuzzls/daemon/gentest) and its command.
 //
 // Invariants:
 //   - The daemon never writes into the user's tree on its own: changes are

@@ -15,7 +15,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
-	"fuzzls.dev/fuzzls/gentest"
+	"fuzzls.dev/fuzzls/daemon/gentest"
 )
 
 // Options configure Serve. The zero value is what `fuzzls serve` uses.

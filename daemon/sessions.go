@@ -14,7 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
-	"fuzzls.dev/fuzzls/gentest"
+	"fuzzls.dev/fuzzls/daemon/gentest"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 

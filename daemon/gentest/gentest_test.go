@@ -205,7 +205,7 @@ func BenchmarkOfferUnchanged(b *testing.B) { benchmarkOffer(b, false) }
 func BenchmarkOfferEdited(b *testing.B)    { benchmarkOffer(b, true) }
 
 func benchmarkOffer(b *testing.B, edit bool) {
-	dir, err := filepath.Abs("../daemon")
+	dir, err := filepath.Abs("..")
 	if err != nil {
 		b.Fatal(err)
 	}
