@@ -14,8 +14,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/daemon/gentest"
+	"fuzzls.dev/fuzzls/engine"
 )
 
 // Options configure Serve. The zero value is what `fuzzls serve` uses.

@@ -13,8 +13,8 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/daemon/gentest"
+	"fuzzls.dev/fuzzls/engine"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
