@@ -257,7 +257,10 @@ func TestCmin(t *testing.T) {
 
 // TestBuildFlags: -tags reaches the load and the build (a target behind
 // //go:build integration is fuzzed and its bug found; without the flag there is
-// no such target, as go test sees none), and -race where cgo is off says so.
+// no such target, as go test sees none), -race where cgo is off says so, and
+// -ldflags and -gcflags take effect in the build: -X sets a variable the target
+// reads (it fails only then), -B turns off the bounds check that otherwise
+// catches the target's read; the replay commands carry them.
 func TestBuildFlags(t *testing.T) {
 	bin := buildFuzzls(t)
 	dir := copyDir(t, "../../testdata/flags")
@@ -276,5 +279,29 @@ func TestBuildFlags(t *testing.T) {
 	}
 	if code, out := fuzz([]string{"CGO_ENABLED=0"}, "-race", "./racy"); code != 2 || !strings.Contains(out, "-race needs cgo, which is off here (CGO_ENABLED=0)") {
 		t.Errorf("-race without cgo: status %d, want 2 and why\n%s", code, out)
+	}
+
+	dir = testws.Txtar(t, "testdata/buildflags.txtar")
+	for _, c := range []struct {
+		args     []string
+		code     int
+		want     string
+		fileLine string
+	}{
+		{[]string{"-run", "FuzzMode", "-fuzztime", "2000x"}, 0, "FuzzMode: done:", ""},
+		{[]string{"-run", "FuzzMode", "-ldflags", "-X example.com/built.Mode=fuzzing"}, 1, "linked with Mode=fuzzing", "go test '-ldflags=-X example.com/built.Mode=fuzzing' -run=FuzzMode/"},
+		{[]string{"-run", "FuzzBounds"}, 1, "index out of range [5] with length 1", "MARK:bounds"},
+		{[]string{"-run", "FuzzBounds", "-gcflags", "-B"}, 1, "bounds checks are off", "go test -gcflags=-B -run=FuzzBounds/"},
+	} {
+		code, out := fuzz(nil, append(c.args, ".")...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%q: status %d, want %d and %q\n%s", c.args, code, c.code, c.want, out)
+		}
+		if strings.HasPrefix(c.fileLine, "MARK:") {
+			c.fileLine = fmt.Sprintf("built.go:%d", testws.Line(t, filepath.Join(dir, "built.go"), c.fileLine))
+		}
+		if !strings.Contains(out, c.fileLine) {
+			t.Errorf("%q: no %q in\n%s", c.args, c.fileLine, out)
+		}
 	}
 }
