@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -154,18 +155,40 @@ func TestSARIFLeak(t *testing.T) {
 	}
 }
 
-// TestBudget: -budget ends a run that would otherwise fuzz forever, with status 0.
+// TestBudget: -budget ends a run that would otherwise fuzz forever, with status
+// 0, once it is spent: three targets without a bug, on two workers, share it,
+// each running a share of the executions (at least a tenth of them; the
+// targets are alike, and each build is one of the same package).
 func TestBudget(t *testing.T) {
 	bin := buildFuzzls(t)
 	dir := copyDir(t, "../../testdata/crashers")
-	cmd := exec.Command(bin, "fuzz", "-run", "^FuzzNoBug$", "-budget", "5s", "-cachedir", t.TempDir(), ".")
+	const budget = 30 * time.Second
+	cmd := exec.Command(bin, "fuzz", "-json", "-run", "^FuzzNoBug(Int|Bytes)?$", "-budget", budget.String(), "-parallel", "2", "-cachedir", t.TempDir(), ".")
 	cmd.Dir = dir
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
 	if code := exitCode(err); code != 0 {
 		t.Fatalf("exit status %d, want 0\n%s", code, out)
 	}
-	if !bytes.Contains(out, []byte("FuzzNoBug: done:")) {
-		t.Errorf("no done line:\n%s", out)
+	if took < budget || took > budget+30*time.Second {
+		t.Errorf("the run took %v, a budget of %v", took, budget)
+	}
+	execs := map[string]float64{}
+	total := 0.0
+	for line := range strings.SplitSeq(string(out), "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && ev["event"] == "done" {
+			n, _ := ev["execs"].(float64)
+			execs[ev["target"].(string)] = n
+			total += n
+		}
+	}
+	for _, name := range []string{"FuzzNoBug", "FuzzNoBugInt", "FuzzNoBugBytes"} {
+		n, ok := execs[name]
+		if !ok || n < total/10 {
+			t.Errorf("%s: done %v with %.0f execs of %.0f: not its share of the budget\n%s", name, ok, n, total, out)
+		}
 	}
 }
 
