@@ -37,6 +37,27 @@ func requireLibFuzzer(t *testing.T) {
 	t.Skip(msg)
 }
 
+// TestRequireLibFuzzer: where clang is missing (an empty PATH here),
+// TestLibFuzzerRoundTrip skips saying why, except in CI (CI set, as
+// scripts/test.sh sets it), where it fails saying why.
+func TestRequireLibFuzzer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("TestLibFuzzerRoundTrip skips under -short before looking for clang")
+	}
+	for _, ci := range []string{"", "true"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLibFuzzerRoundTrip$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PATH="+t.TempDir(), "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		verdict, code := "--- SKIP: TestLibFuzzerRoundTrip", 0
+		if ci != "" {
+			verdict, code = "--- FAIL: TestLibFuzzerRoundTrip", 1
+		}
+		if exitCode(err) != code || !strings.Contains(string(out), verdict) || !strings.Contains(string(out), "clang with libFuzzer is not installed (apt-get install clang; scripts/test.sh does)") {
+			t.Errorf("CI=%q without clang: status %d, want %d, %q and why\n%s", ci, exitCode(err), code, verdict, out)
+		}
+	}
+}
+
 // TestLibFuzzerRoundTrip is the round trip through the real thing: the target
 // is built as compile_native_go_fuzzer_v2 builds it (go-118-fuzz-build through
 // the module proxy, Debian's clang and libFuzzer), run on `fuzzls export`'s seed
