@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e-setup.sh installs what the end-to-end test of the VS Code extension needs:
 # Debian packages (Chromium and the native build dependencies of code-server),
-# Node 24 (from the npm package node@24), code-server and playwright-core.
+# Node 24 (from the npm package node@24), code-server and playwright-core; and
+# Delve (go install).
 #
 # It is idempotent: everything npm installs goes into one cache folder
 # (${FUZZLS_E2E_CACHE:-$HOME/.cache/fuzzls-e2e}) and a step whose result is
@@ -82,6 +83,13 @@ if [ ! -f "$PW" ]; then
 	mkdir -p "$CACHE/playwright"
 	(cd "$CACHE/playwright" && echo '{"private":true}' >package.json &&
 		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error playwright-core >&2)
+fi
+
+# 5. Delve, which "Debug this crash" runs as `dlv dap` (the daemon finds it in
+# GOPATH/bin when it is not on PATH).
+if ! command -v dlv >/dev/null && [ ! -x "$(go env GOPATH)/bin/dlv" ]; then
+	log "installing Delve"
+	go install github.com/go-delve/delve/cmd/dlv@v1.27.2 >&2
 fi
 
 log "done in $(($(date +%s) - t0)) s"

@@ -20,7 +20,7 @@ import {
 import { ensureExecutable, findBinary } from './binary';
 import { daemonSettings, didChangeConfigurationSettings, restartSettings, section } from './config';
 import type { DaemonHandle, FuzzlsContext } from './context';
-import { CommandStart, MethodCoverage, MethodStatus, StateBuilding, StateFuzzing, type CoverageParams, type StatusParams, type TargetArgs } from './protocol';
+import { CommandDebugCrash, CommandStart, MethodCoverage, MethodStatus, StateBuilding, StateFuzzing, type CoverageParams, type DebugArgs, type DebugResult, type StatusParams, type TargetArgs } from './protocol';
 
 /** At most this many unexpected exits within restartWindowMs are restarted. */
 const maxRestarts = 5;
@@ -71,6 +71,20 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 				fileEvents: vscode.workspace.createFileSystemWatcher('**/{*.go,go.mod,go.sum,go.work}'),
 			},
 			middleware: {
+				// "Debug this crash" (code action, code lens): the daemon saves the seed
+				// and answers; the debug session starts here, so it need not print the
+				// command line.
+				executeCommand: async (command, args: unknown[], next): Promise<unknown> => {
+					if (command !== CommandDebugCrash) {
+						return (await next(command, args)) as unknown;
+					}
+					const arg: DebugArgs = { ...(args[0] as DebugArgs), launch: true };
+					const res = (await next(command, [arg])) as DebugResult | undefined;
+					if (res) {
+						await ctx.debugCrash(res);
+					}
+					return res;
+				},
 				workspace: {
 					// Answer a pull of the fuzzls section with what we also push.
 					configuration: async (params, token, next) => {

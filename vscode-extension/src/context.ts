@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { CoverageModel } from './coverageModel';
 import { History } from './history';
-import type { CoverageParams, StatusParams } from './protocol';
+import type { CoverageParams, DebugResult, StatusParams } from './protocol';
 import { section, type Getter } from './config';
 
 /** What features need of the daemon (client.ts implements it). */
@@ -23,6 +23,8 @@ export class FuzzlsContext implements vscode.Disposable {
 	/** The last fuzzls/status. */
 	status: StatusParams | undefined;
 	daemon: DaemonHandle = { command: () => Promise.reject(new Error('the fuzzls daemon is not running')), running: false };
+	/** debugCrash starts a debug session from fuzzls.debugCrash's answer (debug.ts sets it). */
+	debugCrash: (res: DebugResult) => Promise<void> = () => Promise.resolve();
 
 	private readonly statusEmitter = new vscode.EventEmitter<StatusParams>();
 	private readonly coverageEmitter = new vscode.EventEmitter<{ params: CoverageParams; uris: Set<string> }>();

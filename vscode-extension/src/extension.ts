@@ -8,6 +8,7 @@ import { Daemon } from './client';
 import { FuzzlsContext } from './context';
 import { CoverageDecorations } from './coverage';
 import { CrashInputs } from './crashInput';
+import { CrashDebugger } from './debug';
 import { FuzzingView } from './fuzzingView';
 import { StatusBar } from './status';
 import { FuzzTests } from './testing';
@@ -27,6 +28,7 @@ export function activate(extension: vscode.ExtensionContext): void {
 		new StatusBar(ctx, coverage),
 		new FuzzingView(ctx),
 		new CrashInputs(ctx),
+		new CrashDebugger(ctx),
 		new FuzzTests(ctx),
 		new Charts(ctx),
 		vscode.commands.registerCommand('fuzzls.showLog', () => ctx.output.show(true)),

@@ -4,7 +4,8 @@
 // highlights in calc.go and for the crash in the Problems panel, clicks the crash
 // and checks that the cursor is on the panic line (the line marked `// BUG`),
 // applies "Add input to seed corpus" from the lightbulb and checks the new file
-// under testdata/fuzz/FuzzEval/, and saves a screenshot under build/. Then the
+// under testdata/fuzz/FuzzEval/, clicks "Debug this crash" and sees the debugger
+// paused at the panic line, and saves screenshots under build/. Then the
 // Testing API: FuzzEval in the Test Explorer, its "Fuzz" profile starting the
 // session and its "Corpus coverage" profile filling the Test Coverage view; and a
 // SIGKILL of the daemon, which restarts with a notification that offers to fuzz
@@ -14,7 +15,7 @@
 //
 // Environment: FUZZLS_E2E_CACHE (see scripts/e2e-setup.sh), FUZZLS_E2E_KEEP=1 keeps
 // the run's folder, FUZZLS_E2E_TIMEOUT_S (default 120) bounds each wait for the
-// daemon. The last line is "e2e: N passed, M failed".
+// daemon, FUZZLS_E2E_ONLY=debug stops after "Debug this crash". The last line is "e2e: N passed, M failed".
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
@@ -23,6 +24,9 @@ import { copyWorkspace, extDir, freePort, installExtension, layout, repoRoot, st
 
 const vsix = path.resolve(process.argv[2] || path.join(extDir, 'fuzzls-linux-x64.vsix'));
 const waitMs = Number(process.env.FUZZLS_E2E_TIMEOUT_S || 120) * 1000;
+// FUZZLS_E2E_ONLY=debug: the steps up to the crash, then "Debug this crash" alone
+// (which then saves the seed itself), for working on it.
+const only = process.env.FUZZLS_E2E_ONLY;
 const buildDir = path.join(extDir, 'build');
 const t0 = Date.now();
 const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
@@ -158,66 +162,116 @@ async function main() {
 
 	await shot('e2e-calc.png');
 
-	await step('"Add input to seed corpus" writes testdata/fuzz/FuzzEval/<file>', async () => {
-		const corpus = path.join(ws, 'testdata', 'fuzz', 'FuzzEval');
-		const item = page.locator('.action-widget .monaco-list-row', { hasText: 'Add input to seed corpus' }).first();
-		// openQuickFixes puts the cursor on the crash line (Go to Line focuses the
-		// editor) and opens the quick fixes (Ctrl+.). Under load the key can land
-		// before the editor has its focus back: try again, the last time through the
-		// lightbulb.
-		const openQuickFixes = async () => {
-			await palette(`:${bugLine}`);
-			for (let i = 0; ; i++) {
-				if (i < 2) {
-					await page.keyboard.press('Control+.');
-				} else {
-					await page.locator('.editor-instance .lightBulbWidget, .editor-instance .codicon-light-bulb').first().click();
-				}
-				try {
-					await item.waitFor({ timeout: i < 2 ? 7000 : 15000 });
-					return;
-				} catch (err) {
-					if (i === 2) {
-						throw err;
+	if (!only) {
+		await addToCorpus();
+	}
+	await step('"Debug this crash" (code lens) stops the debugger at the panic line', async () => {
+		await openFile('calc.go');
+		const lens = page.locator('.codelens-decoration a', { hasText: 'Debug this crash' }).first();
+		await lens.waitFor({ timeout: 30000 });
+		await lens.click();
+		// Delve builds the test binary without optimizations first: a minute on a cold cache.
+		const debugWait = Math.max(waitMs, 240000);
+		await page.locator('.debug-toolbar').first().waitFor({ timeout: debugWait });
+		await page.waitForFunction(() => /paused on breakpoint/i.test(document.querySelector('.debug-call-stack')?.textContent ?? ''), undefined, { timeout: debugWait })
+			.catch(async () => {
+				throw new Error(`call stack: ${JSON.stringify(await page.locator('.debug-call-stack').first().innerText().catch(() => '?'))}`);
+			});
+		// The current line, highlighted (the top stack frame's decoration), is the
+		// panic line of calc.go.
+		await page.locator('.editor-instance .debug-top-stack-frame-line').first().waitFor({ timeout: 15000 });
+		await page.locator('.tab.active', { hasText: 'calc.go' }).first().waitFor({ timeout: 5000 });
+		const highlighted = await page.evaluate(() => {
+			const top = document.querySelector('.editor-instance .view-overlays .debug-top-stack-frame-line')?.parentElement?.style.top;
+			const row = [...document.querySelectorAll('.editor-instance .margin-view-overlays > div')].find((d) => d.style.top === top);
+			return row?.querySelector('.line-numbers')?.textContent?.trim();
+		});
+		if (highlighted !== String(bugLine)) {
+			throw new Error(`the current-line decoration is on line ${String(highlighted)}, want ${bugLine}`);
+		}
+		// The goroutine paused on the breakpoint, its frames: (*parser).term in calc.go first.
+		const thread = page.locator('.debug-call-stack .monaco-list-row', { hasText: /paused on breakpoint/i }).first();
+		const threadText = (await thread.innerText()).replace(/\s+/g, ' ');
+		const frame = page.locator('.debug-call-stack .monaco-list-row', { hasText: /term/ }).filter({ hasText: /calc\.go/ }).first();
+		if (!(await frame.isVisible())) {
+			await thread.locator('.monaco-tl-twistie').click();
+		}
+		await frame.waitFor({ timeout: 10000 }).catch(async () => {
+			throw new Error(`call stack: ${JSON.stringify(await page.locator('.debug-call-stack').first().innerText().catch(() => '?'))}`);
+		});
+		console.log(`     paused: ${threadText}; top frame: ${(await frame.innerText()).replace(/\s+/g, ' ')}`);
+		const seeds = fs.readdirSync(path.join(ws, 'testdata', 'fuzz', 'FuzzEval'));
+		console.log(`     seeds: ${seeds.join(', ')}`);
+		await shot('e2e-debug.png');
+		await page.locator('.debug-toolbar .codicon-debug-stop').first().click();
+		await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden', timeout: 30000 });
+	});
+	if (only) {
+		return;
+	}
+
+	async function addToCorpus() {
+		await step('"Add input to seed corpus" writes testdata/fuzz/FuzzEval/<file>', async () => {
+			const corpus = path.join(ws, 'testdata', 'fuzz', 'FuzzEval');
+			const item = page.locator('.action-widget .monaco-list-row', { hasText: 'Add input to seed corpus' }).first();
+			// openQuickFixes puts the cursor on the crash line (Go to Line focuses the
+			// editor) and opens the quick fixes (Ctrl+.). Under load the key can land
+			// before the editor has its focus back: try again, the last time through the
+			// lightbulb.
+			const openQuickFixes = async () => {
+				await palette(`:${bugLine}`);
+				for (let i = 0; ; i++) {
+					if (i < 2) {
+						await page.keyboard.press('Control+.');
+					} else {
+						await page.locator('.editor-instance .lightBulbWidget, .editor-instance .codicon-light-bulb').first().click();
 					}
-					console.log('     (no quick fix menu yet; again)');
+					try {
+						await item.waitFor({ timeout: i < 2 ? 7000 : 15000 });
+						return;
+					} catch (err) {
+						if (i === 2) {
+							throw err;
+						}
+						console.log('     (no quick fix menu yet; again)');
+						await page.keyboard.press('Escape');
+					}
+				}
+			};
+			// The crash's diagnostic is republished each time minimization shrinks its
+			// input, and an open menu is rebuilt with it: a click can land on a row that
+			// is going away and apply nothing (one CI run, 20 s without a file). Then
+			// the menu is opened again.
+			let files = [];
+			for (let attempt = 0; attempt < 3 && files.length === 0; attempt++) {
+				if (attempt > 0) {
+					console.log('     (the click applied nothing; opening the quick fixes again)');
 					await page.keyboard.press('Escape');
 				}
-			}
-		};
-		// The crash's diagnostic is republished each time minimization shrinks its
-		// input, and an open menu is rebuilt with it: a click can land on a row that
-		// is going away and apply nothing (one CI run, 20 s without a file). Then
-		// the menu is opened again.
-		let files = [];
-		for (let attempt = 0; attempt < 3 && files.length === 0; attempt++) {
-			if (attempt > 0) {
-				console.log('     (the click applied nothing; opening the quick fixes again)');
-				await page.keyboard.press('Escape');
-			}
-			await openQuickFixes();
-			await item.click();
-			const deadline = Date.now() + 12000;
-			while (Date.now() < deadline) {
-				files = fs.existsSync(corpus) ? fs.readdirSync(corpus) : [];
-				if (files.length > 0 && files.every((f) => fs.readFileSync(path.join(corpus, f), 'utf8').startsWith('go test fuzz v1'))) {
-					break;
+				await openQuickFixes();
+				await item.click();
+				const deadline = Date.now() + 12000;
+				while (Date.now() < deadline) {
+					files = fs.existsSync(corpus) ? fs.readdirSync(corpus) : [];
+					if (files.length > 0 && files.every((f) => fs.readFileSync(path.join(corpus, f), 'utf8').startsWith('go test fuzz v1'))) {
+						break;
+					}
+					if (files.length > 0) {
+						await palette('>File: Save All');
+					}
+					await new Promise((r) => setTimeout(r, 500));
 				}
-				if (files.length > 0) {
-					await palette('>File: Save All');
-				}
-				await new Promise((r) => setTimeout(r, 500));
 			}
-		}
-		if (files.length === 0) {
-			throw new Error(`nothing under ${corpus}`);
-		}
-		const content = fs.readFileSync(path.join(corpus, files[0]), 'utf8');
-		if (!content.startsWith('go test fuzz v1')) {
-			throw new Error(`${files[0]} does not hold a go test fuzz v1 input: ${JSON.stringify(content.slice(0, 80))}`);
-		}
-		console.log(`     testdata/fuzz/FuzzEval/${files[0]}: ${JSON.stringify(content)}`);
-	});
+			if (files.length === 0) {
+				throw new Error(`nothing under ${corpus}`);
+			}
+			const content = fs.readFileSync(path.join(corpus, files[0]), 'utf8');
+			if (!content.startsWith('go test fuzz v1')) {
+				throw new Error(`${files[0]} does not hold a go test fuzz v1 input: ${JSON.stringify(content.slice(0, 80))}`);
+			}
+			console.log(`     testdata/fuzz/FuzzEval/${files[0]}: ${JSON.stringify(content)}`);
+		});
+	}
 
 	await step('the Coverage status bar item hides and shows the highlights', async () => {
 		const spans = () => [...document.querySelectorAll('.editor-instance .monaco-editor [class*="TextEditorDecorationType"]')]
