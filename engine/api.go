@@ -162,9 +162,13 @@ type Crash struct {
 	Output    string  // the raw failure text (error or stderr excerpt)
 	Input     string  // the failing input in the `go test fuzz v1` format
 	Minimized bool    // Input is the result of minimization
-	Flaky     bool    // the input did not fail again when replayed: not minimized
-	Path      string  // where Input is saved in the cache directory
-	Count     int     // how many times this failure was seen
+	Flaky     bool    // the input did not fail again when replayed: not minimized, a warning
+	// Verified: Input failed again, the same way, on a fresh worker (as go
+	// test's replay runs it): a failure that fails a run. Neither Verified nor
+	// Flaky: it could not be replayed (see CrashEvent).
+	Verified bool
+	Path     string // where Input is saved in the cache directory
+	Count    int    // how many times this failure was seen
 	// Known: the input that failed is a seed in testdata/fuzz/FuzzXxx, on which
 	// go test fails already: not a new failure (CI reports it as unchanged).
 	Known bool

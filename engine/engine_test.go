@@ -848,7 +848,7 @@ func TestDiskFull(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			full, filler := fullDisk(t, tc.room)
+			full, filler := testws.FullDisk(t, tc.room)
 			dir := copyTree(t, "../testdata/crashers")
 			cache := t.TempDir()
 			if tc.dir == "" {
@@ -965,32 +965,6 @@ func startPersistentObserved(t *testing.T, dir, target string, opts Options, obs
 	}
 	t.Fatalf("no target %s in %s", target, dir)
 	return nil
-}
-
-// fullDisk mounts a small tmpfs and fills it but for room bytes; it returns the
-// mount point and the file to remove to make room. It skips the test where it
-// cannot mount (not root).
-func fullDisk(t *testing.T, room int64) (dir, filler string) {
-	full := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", full).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (not root?): %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", full).Run() })
-	filler = filepath.Join(full, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for chunk := make([]byte, 1<<16); ; {
-		if _, err := f.Write(chunk); err != nil {
-			break
-		}
-	}
-	if fi, err := f.Stat(); err == nil && room > 0 {
-		f.Truncate(fi.Size() - room)
-	}
-	f.Close()
-	return full, filler
 }
 
 // TestManySeedsEachNew: 1,000 seeds of 512 bytes, each reaching a block of its

@@ -44,9 +44,9 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	s.mu.Unlock()
 	s.saveInput(c, crashDir(s.e.opts.CacheDir, s.target), input, "failing input")
 	s.syncPublishFailure(c.ID, input)
-	if s.e.opts.ReplaySeeds != nil { // the user's seed, as go test -run runs it
+	if s.e.opts.ReplaySeeds != nil { // the user's seed, as go test -run runs it: go test's verdict
 		s.mu.Lock()
-		c.Replayed = true
+		c.Replayed, c.Verified = true, true
 		s.mu.Unlock()
 		s.report(c)
 		return true
@@ -71,6 +71,26 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	if err != nil {
 		return
 	}
+	// A failure fails a run only once its input has failed again, the same
+	// way, on a fresh worker, as go test's replay runs it (a hang at go test's
+	// bound). One that does not is flaky, reported as such with the input as
+	// found rather than minimized against noise; one that could not be
+	// replayed at all is neither.
+	failed, ran := s.verify(first, input)
+	if !failed {
+		s.mu.Lock()
+		c.Flaky = ran
+		cc := *c
+		s.mu.Unlock()
+		if !ran {
+			fmt.Fprintf(o.Log, "fuzzls: %s: failure %s could not be replayed to check it: not counted\n", s.target.Name, c.ID)
+		}
+		s.e.observe(&CrashEvent{Crash: &cc})
+		return
+	}
+	s.mu.Lock()
+	c.Verified = true
+	s.mu.Unlock()
 	ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), o.MinimizeTime))
 	defer cancel()
 	r := &replayer{s: s, quick: first.kind == KindHang}
@@ -79,20 +99,13 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
 		return ok && first.same(f)
 	}
-	// An input that does not fail again on a fresh worker is flaky: reported as
-	// such, with the input as found, rather than minimized against noise.
-	if !fails(vals) && ctx.Err() == nil && !fails(vals) && ctx.Err() == nil {
-		s.mu.Lock()
-		c.Flaky = true
-		cc := *c
-		s.mu.Unlock()
-		s.e.observe(&CrashEvent{Crash: &cc})
-		return
-	}
 	min := minimize(ctx, vals, fails)
 	minInput := string(fuzzrt.Marshal(min))
-	if first.kind == KindHang && minInput != input && !s.confirm(first, minInput) {
-		// The quick replays took a smaller input that is only slow for a hang.
+	if minInput != input && !s.confirm(first, minInput) {
+		// The minimizer's worker ran every candidate, one after the other; the
+		// reported input must fail on a fresh one too (and a hang at go test's
+		// bound, not only past the quick replays' limit), or the input as found,
+		// checked above, is reported.
 		min, minInput = vals, input
 	}
 	path, err := writeEntry(crashDir(o.CacheDir, s.target), minInput)
@@ -115,10 +128,41 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 func (s *Session) confirm(f *failure, input string) bool {
 	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
 	defer cancel()
-	r := &replayer{s: s}
-	defer r.close()
-	g, ok := r.run(ctx, input)
-	return ok && f.same(g)
+	failed, _ := s.replayFails(ctx, f, input, 1)
+	return failed
+}
+
+// verifyTime bounds verify: two replays of a hang at go test's bound, and the
+// workers' starts.
+const verifyTime = 3 * hangCap
+
+// verify replays a new failure's input up to twice, each on a fresh worker,
+// and reports whether it failed the same way again, and whether a replay ran
+// at all. A headless run finishes the check even when the session is stopped
+// (a CI budget spent just after the failure): what fails the run is checked.
+func (s *Session) verify(f *failure, input string) (failed, ran bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), verifyTime)
+	if s.e.opts.Persistent {
+		ctx, cancel = s.stopContext(ctx, cancel)
+	}
+	defer cancel()
+	return s.replayFails(ctx, f, input, 2)
+}
+
+// replayFails runs input up to tries times, each on a fresh worker, at go
+// test's bound for a hang, until it fails the way f did: it reports whether
+// it did, and whether a run happened at all.
+func (s *Session) replayFails(ctx context.Context, f *failure, input string, tries int) (failed, ran bool) {
+	for range tries {
+		r := &replayer{s: s}
+		g, ok := r.run(ctx, input)
+		r.close()
+		ran = ran || ok
+		if ok && f.same(g) {
+			return true, true
+		}
+	}
+	return false, ran
 }
 
 // onSlow records an input that ran past the adaptive hang limit and then
@@ -305,15 +349,21 @@ func (s *Session) replay(inputs []string, what string) {
 	defer cancel()
 	r := &replayer{s: s}
 	defer r.close()
+	missed := 0
 	for _, in := range inputs {
 		f, ok := r.run(ctx, in)
 		switch {
 		case ctx.Err() != nil:
 			return
 		case !ok:
-			fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: %s could not be replayed\n", s.target.Name, what)
+			missed++
 		case f != nil:
 			s.onFailure(f, in)
 		}
+	}
+	if missed > 0 { // no fault of the user's code, and no verdict either
+		s.mu.Lock()
+		s.err = fmt.Errorf("%s could not be replayed (%d of %d): no worker could run it", what, missed, len(inputs))
+		s.mu.Unlock()
 	}
 }

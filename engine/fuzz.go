@@ -42,7 +42,24 @@ func (s *Session) fuzz() outcome {
 	s.quiet, s.quietExecs, s.plateaued = 0, s.execsLocked(), false
 	s.mu.Unlock()
 	defer p.stopAll()
-	return p.loop(allot)
+	out := p.loop(allot)
+	if err := p.failure(); err != nil {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// failure is why the phase ended with no worker running when workers could
+// not be started (a full disk, a binary that cannot run) or died before
+// running an input: a failure of fuzzls or the machine, no finding; nil
+// otherwise.
+func (p *fuzzPhase) failure() error {
+	if p.startErr == nil || len(p.s.liveWorkers()) > 0 || !p.retry.failing() && p.startFailures < 3 {
+		return nil
+	}
+	return fmt.Errorf("no worker could run: %w", p.startErr)
 }
 
 // fuzzPhase is one fuzzing phase of a session: the workers of one binary, from
@@ -55,8 +72,9 @@ type fuzzPhase struct {
 	bin    *instrument.Binary
 	events chan workerEvent // every worker's messages, then its death
 
-	want          int // workers the scheduler gives this session now
-	startFailures int // workers that could not be started at all
+	want          int   // workers the scheduler gives this session now
+	startFailures int   // workers that could not be started at all
+	startErr      error // why the last worker could not start or run (see failure)
 	// retry: starts wait after a start the disk had no room for, or a worker
 	// that died before running an input, longer each time (see backoff).
 	retry   backoff
@@ -232,7 +250,8 @@ func (p *fuzzPhase) onDeath(w *workerProc) (outcome, bool) {
 	} else {
 		// Its replacement would likely die the same way (a TestMain that
 		// cannot write its files on a full disk): it waits, longer each time.
-		fmt.Fprintf(o.Log, "fuzzls: %s: worker died before running an input: %s; starting another in %v\n", s.target.Name, strings.TrimSpace(f.output), p.retry.failed())
+		p.startErr = fmt.Errorf("a worker died before running an input: %s", strings.TrimSpace(f.output))
+		fmt.Fprintf(o.Log, "fuzzls: %s: %v; starting another in %v\n", s.target.Name, p.startErr, p.retry.failed())
 	}
 	p.replace()
 	return 0, false
@@ -251,6 +270,7 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 			p.retry.reset()
 			fmt.Fprintf(p.o.Log, "fuzzls: %s: a worker runs again; fuzzing\n", s.target.Name)
 		}
+		p.startErr = nil
 		if !p.loaded {
 			p.loaded = true
 			s.emitStats()
@@ -336,10 +356,12 @@ func (p *fuzzPhase) start() *workerProc {
 					s.target.Name, s.fullWhere(err), err, retryFirst, retryMax)
 			}
 			p.retry.failed()
+			p.startErr = err
 			s.e.sched.release()
 			return nil
 		}
 		if err != nil {
+			p.startErr = err
 			fmt.Fprintf(o.Log, "fuzzls: %s: starting worker: %v\n", s.target.Name, err)
 			time.Sleep(100 * time.Millisecond)
 			continue

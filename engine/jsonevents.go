@@ -80,7 +80,8 @@ type JSONCrash struct {
 	Frames    []Frame `json:"frames"` // the failing goroutine's stack, innermost first
 	Input     string  `json:"input"`  // the input, in the go test fuzz v1 format
 	Minimized bool    `json:"minimized"`
-	Flaky     bool    `json:"flaky"`              // it did not fail again on replay
+	Flaky     bool    `json:"flaky"`              // it did not fail again on replay: a warning
+	Verified  bool    `json:"verified"`           // it failed again on replay (or is a seed run on request): a failure that fails the run
 	Path      string  `json:"path"`               // where the input is saved
 	Count     int     `json:"count"`              // times this failure was seen
 	Known     bool    `json:"known"`              // its input is a seed in testdata/fuzz already
@@ -138,7 +139,7 @@ func JSONEvent(ev Event) any {
 		}
 		return &JSONCrash{Event: JSONEventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: c.Kind,
 			Message: c.Message, File: c.File, Line: c.Line, Frames: frames, Input: c.Input,
-			Minimized: c.Minimized, Flaky: c.Flaky, Path: c.Path, Count: c.Count, Known: c.Known, Replayed: c.Replayed}
+			Minimized: c.Minimized, Flaky: c.Flaky, Verified: c.Verified, Path: c.Path, Count: c.Count, Known: c.Known, Replayed: c.Replayed}
 	case *CrashFixedEvent:
 		return &JSONFixed{Event: JSONEventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
 	case *DoneEvent:

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"fuzzls.dev/fuzzls/instrument"
 )
 
 // Reporter prints a headless run's events for a terminal or, with JSON, one object
@@ -97,6 +99,11 @@ func (r *Reporter) Observe(ev Event) {
 		fmt.Fprint(r.W, FormatCrash(c))
 	case *DoneEvent:
 		if ev.Err != nil {
+			var be *BuildError
+			var se *instrument.StepError
+			if !errors.As(ev.Err, &be) && !errors.As(ev.Err, &se) { // the build's were said with it
+				fmt.Fprintf(r.W, "%s: fuzzls could not fuzz it (no fault of your code): %v\n", ev.Target.Name, ev.Err)
+			}
 			return
 		}
 		if ev.Skipped != "" {

@@ -376,7 +376,12 @@ func (s *Session) run() {
 			if !o.Persistent {
 				return
 			}
-			s.setState(StateStopped)
+			s.mu.Lock()
+			s.state = StateStopped
+			if s.err != nil { // no worker could run (fuzz.go)
+				s.state = StateError
+			}
+			s.mu.Unlock()
 			s.emitStats() // observers learn that it stopped
 			select {
 			case <-s.stopCh:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -53,14 +54,23 @@ func (c *ciFlags) finish(sessions []*engine.Session) error {
 		return nil
 	}
 	var crashes []*engine.Crash
+	var notes []sarifNotification
 	for _, s := range sessions {
 		crashes = append(crashes, s.Crashes()...)
+		if err := s.Wait(); err != nil {
+			id, what := "fuzzls/fuzzls-failure", "fuzzls could not fuzz it (a failure of fuzzls or the machine, not of the code)"
+			if errors.As(err, new(*engine.BuildError)) {
+				id, what = "fuzzls/build-error", "the code does not build"
+			}
+			notes = append(notes, sarifNotification{Descriptor: sarifDescriptorRef{ID: id}, Level: "error",
+				Message: sarifMessage{Text: fmt.Sprintf("%s (%s): %s: %v", s.Target().Name, s.Target().Package, what, err)}})
+		}
 	}
 	root, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	if err := writeSARIF(c.sarif, root, crashes); err != nil {
+	if err := writeSARIF(c.sarif, root, crashes, notes); err != nil {
 		return fmt.Errorf("-sarif: %v", err)
 	}
 	return nil

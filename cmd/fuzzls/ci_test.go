@@ -266,3 +266,84 @@ func TestSARIFFileURL(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFalseRed: what fails a CI run (status 1) is a failure whose input
+// failed again on replay; a failure of fuzzls itself has a status of its own,
+// 3, and a SARIF notification, never a result. A flaky failure (FuzzFlaky fails
+// on a process's 3000th call, whatever the input) is a warning: status 0, a
+// result of level warning. A cache whose scratch directory cannot be made (a
+// file in its place) and one whose scratch directory is on a full disk (no
+// worker can start) are fuzzls's failures.
+func TestNoFalseRed(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/crashers")
+	for _, tc := range []struct {
+		name, target string
+		cache        func(t *testing.T, cache string)
+		code         int
+		result       string // the one result's level; "": none
+		note         string // the notification's descriptor; "": none
+	}{
+		{"flaky", "FuzzFlaky", func(*testing.T, string) {}, 0, "warning", ""},
+		{"broken cache", "FuzzNoBug", func(t *testing.T, cache string) {
+			os.WriteFile(filepath.Join(cache, "tmp"), []byte("not a directory"), 0o644)
+		}, 3, "", "fuzzls/fuzzls-failure"},
+		{"full disk", "FuzzNoBug", func(t *testing.T, cache string) {
+			full, _ := testws.FullDisk(t, 0)
+			os.Symlink(full, filepath.Join(cache, "tmp"))
+		}, 3, "", "fuzzls/fuzzls-failure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := t.TempDir()
+			tc.cache(t, cache)
+			sarif := filepath.Join(t.TempDir(), "fuzz.sarif")
+			cmd := exec.Command(bin, "fuzz", "-budget", "20s", "-minimizetime", "5s", "-sarif", sarif, "-cachedir", cache, "-run", "^"+tc.target+"$", ".")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			code := exitCode(err)
+			data, _ := os.ReadFile(sarif)
+			if err := validateSARIF(t, data); err != nil {
+				t.Errorf("SARIF does not validate: %v\n%s", err, data)
+			}
+			var log struct {
+				Runs []struct {
+					Invocations []struct {
+						ExecutionSuccessful        bool
+						ToolExecutionNotifications []struct {
+							Descriptor struct{ ID string }
+							Level      string
+							Message    struct{ Text string }
+						}
+					}
+					Results []struct{ Level string }
+				}
+			}
+			json.Unmarshal(data, &log)
+			var levels, notes []string
+			success := false
+			for _, r := range log.Runs {
+				for _, res := range r.Results {
+					levels = append(levels, res.Level)
+				}
+				for _, inv := range r.Invocations {
+					success = inv.ExecutionSuccessful
+					for _, n := range inv.ToolExecutionNotifications {
+						notes = append(notes, n.Descriptor.ID)
+					}
+				}
+			}
+			wantLevels, wantNotes := []string{}, []string{}
+			if tc.result != "" {
+				wantLevels = append(wantLevels, tc.result)
+			}
+			if tc.note != "" {
+				wantNotes = append(wantNotes, tc.note)
+			}
+			if code != tc.code || strings.Join(levels, ",") != strings.Join(wantLevels, ",") ||
+				strings.Join(notes, ",") != strings.Join(wantNotes, ",") || success != (tc.note == "") {
+				t.Errorf("exit status %d, results %q, notifications %q (execution successful: %v); want %d, %q, %q\n%s",
+					code, levels, notes, success, tc.code, wantLevels, wantNotes, out)
+			}
+		})
+	}
+}

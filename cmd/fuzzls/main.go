@@ -231,9 +231,27 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
+// Exit statuses of fuzz and report, besides 0: what a run found comes first,
+// then what kept it from running.
+const (
+	exitFailure = 1 // a failure whose input failed again when replayed on a fresh process
+	exitUsage   = 2 // bad usage, or the code does not build
+	exitFuzzls  = 3 // fuzzls itself failed (a full disk, a worker that could not run, a failure that could not be replayed): no verdict on the code
+)
+
+// worse is the exit status of two outcomes together: a failure found, then
+// bad usage or code that does not build, then a failure of fuzzls.
+func worse(a, b int) int {
+	rank := map[int]int{0: 0, exitFuzzls: 1, exitUsage: 2, exitFailure: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
 // waitAll waits for every session, reports each one's end, and returns the
-// exit status: 1 when a failure was found, else 2 when a session ended in a
-// build error, else 0.
+// exit status (see worse): a flaky failure, which did not fail again, is a
+// warning.
 func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
 	var wg sync.WaitGroup
 	status := 0
@@ -251,11 +269,19 @@ func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
 			rep.Observe(done)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && status == 0 {
-				status = 2
+			switch {
+			case errors.As(err, new(*engine.BuildError)):
+				status = worse(status, exitUsage)
+			case err != nil:
+				status = worse(status, exitFuzzls)
 			}
-			if st.Crashes > 0 {
-				status = 1
+			for _, c := range s.Crashes() {
+				switch {
+				case c.Verified:
+					status = worse(status, exitFailure)
+				case !c.Flaky && c.Kind != engine.KindSlow: // it could not be replayed
+					status = worse(status, exitFuzzls)
+				}
 			}
 		}()
 	}

@@ -78,7 +78,11 @@ func report(args []string, stdout, stderr io.Writer) int {
 	status := waitAll(rep, sessions)
 	still := 0
 	for _, s := range sessions {
-		still += s.Stats().Crashes
+		for _, c := range s.Crashes() {
+			if c.Verified {
+				still++
+			}
+		}
 	}
 	fmt.Fprintf(stderr, "fuzzls report: %d failures recorded in %s for %d targets; %d distinct still fail\n", recorded, *syncDir, len(sessions), still)
 	ci := &ciFlags{sarif: *sarif}

@@ -25,8 +25,27 @@ type sarifLog struct {
 
 type sarifRun struct {
 	Tool              sarifTool                   `json:"tool"`
+	Invocations       []sarifInvocation           `json:"invocations"`
 	OriginalURIBaseID map[string]sarifArtifactLoc `json:"originalUriBaseIds,omitempty"`
 	Results           []sarifResult               `json:"results"`
+}
+
+// sarifInvocation says whether fuzzls ran as asked; what kept it from it (a
+// target whose code does not build, a failure of fuzzls itself) is a
+// notification, never a result: results are findings in the code.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Descriptor sarifDescriptorRef `json:"descriptor"`
+	Level      string             `json:"level"`
+	Message    sarifMessage       `json:"message"`
+}
+
+type sarifDescriptorRef struct {
+	ID string `json:"id"`
 }
 
 type sarifTool struct {
@@ -95,10 +114,10 @@ type sarifThreadFlowLoc struct {
 	Location sarifLocation `json:"location"`
 }
 
-// writeSARIF writes the run's failures to path. root is the directory paths are
-// made relative to.
-func writeSARIF(path, root string, crashes []*engine.Crash) error {
-	data, err := json.MarshalIndent(sarifReport(root, crashes), "", "  ")
+// writeSARIF writes the run's failures, and what kept it from running as
+// asked (notes), to path. root is the directory paths are made relative to.
+func writeSARIF(path, root string, crashes []*engine.Crash, notes []sarifNotification) error {
+	data, err := json.MarshalIndent(sarifReport(root, crashes, notes), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -109,9 +128,10 @@ func writeSARIF(path, root string, crashes []*engine.Crash) error {
 	return os.Rename(tmp, path)
 }
 
-func sarifReport(root string, crashes []*engine.Crash) *sarifLog {
+func sarifReport(root string, crashes []*engine.Crash, notes []sarifNotification) *sarifLog {
 	run := sarifRun{
-		Tool: sarifTool{Driver: sarifDriver{Name: "fuzzls", Version: version(), InformationURI: "https://fuzzls.dev"}},
+		Tool:        sarifTool{Driver: sarifDriver{Name: "fuzzls", Version: version(), InformationURI: "https://fuzzls.dev"}},
+		Invocations: []sarifInvocation{{ExecutionSuccessful: len(notes) == 0, ToolExecutionNotifications: notes}},
 		OriginalURIBaseID: map[string]sarifArtifactLoc{
 			"SRCROOT": {URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(root) + "/"}).String()},
 		},
@@ -154,7 +174,16 @@ func sarifCrash(root string, c *engine.Crash) sarifResult {
 	}
 	fmt.Fprintf(&msg, "Replay: save the input as testdata/fuzz/%s/%s in %s, then %s%s\n",
 		c.Target.Name, replayName(c), relTo(root, c.Target.Dir), cmd, why)
-	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: sarifLevel(c.Kind), Message: sarifMessage{Text: msg.String()},
+	level := sarifLevel(c.Kind)
+	switch {
+	case c.Flaky:
+		level = "warning"
+		msg.WriteString("Flaky: the input did not fail again when replayed on a fresh process; it did not fail the run.\n")
+	case !c.Verified && level == "error":
+		level = "warning"
+		msg.WriteString("Unchecked: the input could not be replayed to check it; it did not fail the run.\n")
+	}
+	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: level, Message: sarifMessage{Text: msg.String()},
 		PartialFingerprints: map[string]string{"fuzzlsFailure/v1": c.ID}, BaselineState: "new"}
 	if c.Known {
 		res.BaselineState = "unchanged"

@@ -3,7 +3,7 @@
 // touching testdata/: a copy of a directory (Copy), or the files of a txtar
 // archive, as cmd/go's script tests keep theirs (Txtar); and what the tests of
 // those workspaces share besides: the line of a marker (Line), an output read
-// while it is written (Buffer); and real modules at pinned versions, fetched
+// while it is written (Buffer), a full disk (FullDisk); and real modules at pinned versions, fetched
 // through the module proxy (Download, Module).
 package testws
 
@@ -237,4 +237,31 @@ func Module(t testing.TB, mod, version string) string {
 		t.Fatal(err)
 	}
 	return Copy(t, src)
+}
+
+// FullDisk mounts a small tmpfs and fills it but for room bytes; it returns the
+// mount point and the file to remove to make room. It skips the test where it
+// cannot mount (not root).
+func FullDisk(t testing.TB, room int64) (dir, filler string) {
+	t.Helper()
+	full := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (not root?): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", full).Run() })
+	filler = filepath.Join(full, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for chunk := make([]byte, 1<<16); ; {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	if fi, err := f.Stat(); err == nil && room > 0 {
+		f.Truncate(fi.Size() - room)
+	}
+	f.Close()
+	return full, filler
 }
