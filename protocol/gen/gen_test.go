@@ -35,6 +35,34 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	}
 }
 
+// TestExtensionREADMECurrent fails when vscode-extension/README.md's settings
+// table differs from package.json's settings; a setting added to package.json
+// changes it.
+func TestExtensionREADMECurrent(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, readmePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := readPackageJSON(t)
+	want, err := SettingsREADME(readme, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readme, want) {
+		t.Fatalf("%s's settings are out of date: run go run ./protocol/gen from the module root", readmePath)
+	}
+	for _, name := range []string{"fuzzls.path", "fuzzls.rssLimitMB", "fuzzls.plateau", "fuzzls.trace.server"} {
+		if !bytes.Contains(readme, []byte("| `"+name+"` |")) {
+			t.Errorf("%s does not list %s", readmePath, name)
+		}
+	}
+	added := bytes.Replace(pkg, []byte(`"fuzzls.path": {`), []byte(`"fuzzls.extra": {"type": "string", "default": "x"}, "fuzzls.path": {`), 1)
+	if again, err := SettingsREADME(readme, added); err != nil || bytes.Equal(again, readme) {
+		t.Errorf("a setting added to package.json left the README as it was (%v)", err)
+	}
+}
+
 func TestGenerate(t *testing.T) {
 	for _, tc := range []struct {
 		desc    string

@@ -3,7 +3,7 @@
 //
 // Run it from the module root:
 //
-//	go run ./protocol/gen            // rewrites vscode-extension/src/protocol.ts
+//	go run ./protocol/gen            // rewrites vscode-extension/src/protocol.ts and README.md's settings
 //	go run ./protocol/gen -check     // exits 1 when the file is out of date
 //
 // It reads protocol/protocol.go with go/parser and emits, in source order:
@@ -53,6 +53,18 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	pkg, err := os.ReadFile(packagePath)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	newReadme, err := SettingsREADME(readme, pkg)
+	if err != nil {
+		fatalf("%v", err)
+	}
 	if *check {
 		old, err := os.ReadFile(*out)
 		if err != nil {
@@ -61,9 +73,15 @@ func main() {
 		if !bytes.Equal(old, ts) {
 			fatalf("%s is out of date: run go run ./protocol/gen", *out)
 		}
+		if !bytes.Equal(readme, newReadme) {
+			fatalf("%s's settings are out of date: run go run ./protocol/gen", readmePath)
+		}
 		return
 	}
 	if err := os.WriteFile(*out, ts, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	if err := os.WriteFile(readmePath, newReadme, 0o644); err != nil {
 		fatalf("%v", err)
 	}
 }
