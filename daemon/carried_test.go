@@ -30,8 +30,8 @@ func TestCarriedInput(t *testing.T) {
 		wantData   bool
 		wantTitles string
 	}{
-		{"short", `string("0/0")`, true, "Add input to seed corpus (edit); Add as f.Add(…) to FuzzEval (edit)"},
-		{"long", fmt.Sprintf("string(%q)", "0/0"+strings.Repeat(" ", 1<<20)), false, "Add input to seed corpus (command)"},
+		{"short", `string("0/0")`, true, "Add input to seed corpus (edit); Debug this crash (command); Add as f.Add(…) to FuzzEval (edit)"},
+		{"long", fmt.Sprintf("string(%q)", "0/0"+strings.Repeat(" ", 1<<20)), false, "Add input to seed corpus (command); Debug this crash (command)"},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			c := &engine.Crash{ID: "c1", Kind: engine.KindPanic, Message: "boom", File: calc, Line: line, Input: tc.input, Minimized: true, Target: target}
