@@ -60,6 +60,7 @@ type Session struct {
 	hang     hangLimit // shared by the session's watchdogs
 	sync     syncState // the sync directory (sync.go)
 	focus    focusState
+	blk      blockerState // comparison summaries (blockers.go)
 	// unsaved are new corpus entries not yet written to the cache (a full
 	// disk: see saveEntry); saveFailing, that saving them failed last.
 	unsaved     []string

@@ -49,6 +49,8 @@ type cmpState struct {
 	tried map[cmpKey]uint8
 	// intn picks the places tried when there are too many (nil: the first ones).
 	intn func(int) int
+	// sum summarizes the records for the coordinator (cmpsum.go).
+	sum CmpTable
 }
 
 const (
@@ -147,6 +149,7 @@ func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) boo
 	focused := len(c.frecs)
 	recs := append(c.frecs, c.recs...)
 	c.recs, c.frecs = nil, nil
+	c.summarize(recs)
 	for k, r := range recs {
 		a, ok1 := toOperand(r.a)
 		b, ok2 := toOperand(r.b)

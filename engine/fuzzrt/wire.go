@@ -75,6 +75,8 @@ type Message struct {
 	New    *Entry       `json:"new,omitempty"`
 	Crash  *CrashReport `json:"crash,omitempty"`
 	Result *ExecResult  `json:"result,omitempty"`
+	// Cmps summarizes the comparisons recorded since the last Cmps message.
+	Cmps []CmpSummary `json:"cmps,omitempty"`
 	// Loaded: the initial corpus of a Fuzz request has run, and the New
 	// messages before this one carry the coverage it reaches.
 	Loaded bool `json:"loaded,omitempty"`

@@ -83,6 +83,7 @@ type worker struct {
 
 	crashes     map[string]int // local dedup: failure key → repeats not yet reported
 	lastRepeats time.Time
+	lastCmps    time.Time // when the comparison summaries last went out
 }
 
 func (rt *runtimeState) work(fn func(corpusEntry) error) error {
@@ -355,6 +356,10 @@ func (w *worker) cmpRound() {
 	}
 	budget := 64
 	w.cmpExplore(vals, 0, &budget)
+	if time.Since(w.lastCmps) >= time.Second && w.rt.cmp.sum.Len() > 0 {
+		w.lastCmps = time.Now()
+		w.rt.send(&Message{Cmps: w.rt.cmp.sum.Take()})
+	}
 }
 
 // cmpExplore runs vals with recording on (execute reports failures and new

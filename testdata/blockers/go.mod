@@ -1,0 +1,3 @@
+module example.com/blockers
+
+go 1.24
