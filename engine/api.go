@@ -219,7 +219,8 @@ type Stats struct {
 }
 
 // Event is what an Engine reports to its observer: one of *BuildEvent, *SeedsEvent,
-// *StatsEvent, *CrashEvent, *CrashFixedEvent, *CoverageEvent, *DoneEvent.
+// *StatsEvent, *CrashEvent, *CrashFixedEvent, *CoverageEvent, *DoneEvent (and, from
+// `fuzzls fuzz`, *BlockersEvent).
 type Event interface{ event() }
 
 // BuildEvent reports a finished build of a package (successful or not).

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -53,6 +54,18 @@ func (b Blocker) Message() string {
 	}
 	return msg
 }
+
+// BlockersEvent lists a target's top blockers (the most code behind first)
+// when its run ends; `fuzzls fuzz` reports it, a persistent session does not.
+type BlockersEvent struct {
+	Target   Target
+	Blockers []Blocker
+}
+
+func (*BlockersEvent) event() {}
+
+// TopBlockers is how many blockers a BlockersEvent lists at most.
+const TopBlockers = 10
 
 // blockerState is the session's table of comparison summaries, for the build
 // whose sites it numbers.
@@ -279,4 +292,25 @@ func constLike(e ast.Expr) bool {
 		return true
 	}
 	return false
+}
+
+// FormatBlockers is a BlockersEvent for people, a line each:
+//
+//	FuzzCheck: not covered, behind these comparisons (uncovered blocks of the function behind each):
+//	    magic.go:17: compared `h == 0x89504e47`: nearest 0x896f7f51, ... (6 blocks)
+func FormatBlockers(ev *BlockersEvent) string {
+	if len(ev.Blockers) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: not covered, behind these comparisons (uncovered blocks of the function behind each):\n", ev.Target.Name)
+	wd, _ := os.Getwd()
+	for _, bl := range ev.Blockers {
+		file := bl.File
+		if rel, err := filepath.Rel(wd, file); err == nil && !strings.HasPrefix(rel, "..") {
+			file = rel
+		}
+		fmt.Fprintf(&b, "    %s:%d: %s (%d blocks)\n", file, bl.Line, bl.Message(), bl.Behind)
+	}
+	return b.String()
 }

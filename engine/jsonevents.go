@@ -15,6 +15,8 @@ const (
 	JSONEventCrash = "crash"
 	JSONEventFixed = "fixed"
 	JSONEventDone  = "done"
+	// JSONEventBlockers is a target's top blockers (blockers.go), before its "done".
+	JSONEventBlockers = "blockers"
 )
 
 // JSONBuild: a package was built for its targets, or failed to build.
@@ -109,6 +111,16 @@ type JSONDone struct {
 	Plateau float64 `json:"plateau,omitempty"`
 }
 
+// JSONBlockers: a target's reached comparisons in front of uncovered code, the
+// most code behind first (at most TopBlockers), when its run ends; none when it
+// has none.
+type JSONBlockers struct {
+	Event    string    `json:"event"` // "blockers"
+	Target   string    `json:"target"`
+	Package  string    `json:"package"`
+	Blockers []Blocker `json:"blockers"`
+}
+
 // JSONEvent is the -json line of ev (without its newline), or nil for an event
 // -json does not report.
 func JSONEvent(ev Event) any {
@@ -142,6 +154,8 @@ func JSONEvent(ev Event) any {
 			Minimized: c.Minimized, Flaky: c.Flaky, Verified: c.Verified, Path: c.Path, Count: c.Count, Known: c.Known, Replayed: c.Replayed}
 	case *CrashFixedEvent:
 		return &JSONFixed{Event: JSONEventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
+	case *BlockersEvent:
+		return &JSONBlockers{Event: JSONEventBlockers, Target: ev.Target.Name, Package: ev.Target.Package, Blockers: ev.Blockers}
 	case *DoneEvent:
 		j := &JSONDone{Event: JSONEventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped,
 			Plateau: ev.Plateau.Seconds()}

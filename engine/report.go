@@ -97,6 +97,8 @@ func (r *Reporter) Observe(ev Event) {
 		}
 		r.crashes++
 		fmt.Fprint(r.W, FormatCrash(c))
+	case *BlockersEvent:
+		fmt.Fprint(r.W, FormatBlockers(ev))
 	case *DoneEvent:
 		if ev.Err != nil {
 			var be *BuildError

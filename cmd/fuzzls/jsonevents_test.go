@@ -20,12 +20,13 @@ import (
 
 // jsonEventTypes are the types of the -json lines, by their "event" member.
 var jsonEventTypes = map[string]reflect.Type{
-	engine.JSONEventBuild: reflect.TypeFor[engine.JSONBuild](),
-	engine.JSONEventSeeds: reflect.TypeFor[engine.JSONSeeds](),
-	engine.JSONEventStats: reflect.TypeFor[engine.JSONStats](),
-	engine.JSONEventCrash: reflect.TypeFor[engine.JSONCrash](),
-	engine.JSONEventFixed: reflect.TypeFor[engine.JSONFixed](),
-	engine.JSONEventDone:  reflect.TypeFor[engine.JSONDone](),
+	engine.JSONEventBuild:    reflect.TypeFor[engine.JSONBuild](),
+	engine.JSONEventSeeds:    reflect.TypeFor[engine.JSONSeeds](),
+	engine.JSONEventStats:    reflect.TypeFor[engine.JSONStats](),
+	engine.JSONEventCrash:    reflect.TypeFor[engine.JSONCrash](),
+	engine.JSONEventFixed:    reflect.TypeFor[engine.JSONFixed](),
+	engine.JSONEventDone:     reflect.TypeFor[engine.JSONDone](),
+	engine.JSONEventBlockers: reflect.TypeFor[engine.JSONBlockers](),
 }
 
 // members are the JSON member names of struct type t, and which are optional

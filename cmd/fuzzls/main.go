@@ -266,6 +266,9 @@ func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
 			if st.Plateaued {
 				done.Plateau = st.SinceCoverage
 			}
+			if bs := s.Blockers(); err == nil && len(bs) > 0 {
+				rep.Observe(&engine.BlockersEvent{Target: s.Target(), Blockers: bs[:min(len(bs), engine.TopBlockers)]})
+			}
 			rep.Observe(done)
 			mu.Lock()
 			defer mu.Unlock()
