@@ -1,6 +1,7 @@
 package fuzzrt
 
 import (
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -75,6 +76,15 @@ func TestHeapCheck(t *testing.T) {
 	allocSmall(4<<20, 64)
 	if oom := g.check(); oom != "" {
 		t.Errorf("after the oom:\n%s", oom)
+	}
+	// A collection the allocation started ended before the check (a loaded
+	// machine: TestOOMOnEveryWorker's replay passed so): the buffer is freed,
+	// but no garbage comes in a piece over the limit.
+	allocUntouched(100 << 20)
+	sink = nil
+	runtime.GC()
+	if oom := g.check(); !strings.Contains(oom, "fuzzrt.allocUntouched(...)\n\t") {
+		t.Errorf("100 MiB allocation collected before the check not blamed on allocUntouched:\n%s", oom)
 	}
 	allocUntouched(100 << 20)
 	g.reset()
