@@ -70,6 +70,8 @@ func (s *server) publishDiagnostics() {
 		}
 	}
 
+	s.blockerDiagnostics(add)
+
 	s.mu.Lock()
 	var send []fileDiagnostics
 	for k, fd := range want {

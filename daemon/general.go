@@ -191,12 +191,15 @@ func (s *server) DidChangeWorkspaceFolders(ctx context.Context, params *protocol
 // once no session runs; autoStart "workspace" starts everything now.
 func (s *server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	s.mu.Lock()
-	before := s.settings.AutoStart
+	before, blockersBefore := s.settings.AutoStart, s.settings.Blockers
 	err := updateSettings(&s.settings, params.Settings)
-	after := s.settings.AutoStart
+	after, blockersAfter := s.settings.AutoStart, s.settings.Blockers
 	s.mu.Unlock()
 	if err != nil {
 		s.logf(protocol.MessageTypeWarning, "settings: %v", err)
+	}
+	if blockersAfter != blockersBefore {
+		s.goSafe("blockers", s.publishDiagnostics)
 	}
 	if after == fproto.AutoStartWorkspace && before != fproto.AutoStartWorkspace {
 		s.goSafe("autoStart", func() {

@@ -13,7 +13,8 @@ import (
 
 // Hover on a crash line shows each failure there: its message, the full input
 // in the `go test fuzz v1` format, the stack, and the command that replays it
-// once the input is in the seed corpus.
+// once the input is in the seed corpus. On an uncovered block behind a reached
+// comparison (or the comparison's line), it shows the blocker (blockers.go).
 func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*protocol.Hover, error) {
 	path, err := filePath(params.TextDocument.URI)
 	if err != nil {
@@ -25,12 +26,16 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		line = m.goLine(params.Position)
 	}
 	crashes := s.crashesAt(path, line)
-	if len(crashes) == 0 {
+	blockers := s.blockersAt(path, line)
+	if len(crashes) == 0 && len(blockers) == 0 {
 		return nil, nil
 	}
 	var parts []string
 	for _, c := range crashes {
 		parts = append(parts, crashMarkdown(c))
+	}
+	for _, b := range blockers {
+		parts = append(parts, blockerMarkdown(b))
 	}
 	var rng *protocol.Range
 	if err == nil {

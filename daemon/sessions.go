@@ -36,6 +36,7 @@ type fuzzSession interface {
 	Crashes() []*engine.Crash
 	DependsOn(file string) bool
 	SeedCandidates() []string
+	Blockers() []engine.Blocker
 }
 
 var _ fuzzSession = (*engine.Session)(nil)
@@ -69,6 +70,7 @@ type state struct {
 	sessions map[string]*session // running sessions by Target.ID()
 
 	crashes   map[string]*engine.Crash      // known failures by Crash.ID, kept after a session stops
+	blockers  map[string]blockersOf         // by Target.ID(), while its session runs (blockers.go)
 	buildErrs map[string]*engine.BuildError // by package import path, until it builds again
 	published map[string]fileDiagnostics    // what the client has, by pathKey
 	pubMu     sync.Mutex                    // serializes publishDiagnostics (taken before mu)
@@ -95,6 +97,7 @@ func (st *state) init() {
 	st.docs = map[string]*document{}
 	st.sessions = map[string]*session{}
 	st.crashes = map[string]*engine.Crash{}
+	st.blockers = map[string]blockersOf{}
 	st.buildErrs = map[string]*engine.BuildError{}
 	st.published = map[string]fileDiagnostics{}
 	st.lastBuild = map[string]time.Time{}
@@ -362,6 +365,7 @@ func (s *server) handleEvent(ev engine.Event) {
 	case *engine.StatsEvent:
 		s.sendStatus()
 		s.lensRefresh.trigger()
+		s.updateBlockers(ev.Stats.Target)
 
 	case *engine.CrashEvent:
 		c := *ev.Crash

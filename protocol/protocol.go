@@ -222,6 +222,11 @@ type Settings struct {
 	// duration ("5m"); its workers go to the others, and a save fuzzes it again.
 	// "": never.
 	Plateau string `json:"plateau"`
+	// Blockers publishes an Information diagnostic at each reached comparison in
+	// front of uncovered code, saying what fuzzing fed it (the hover on the
+	// uncovered block says it either way). Off by default: a workspace's blockers
+	// are many, and the Problems list is for failures.
+	Blockers bool `json:"blockers"`
 }
 
 // DefaultSettings are the settings of a client that sends none: the one

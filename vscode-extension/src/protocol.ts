@@ -253,6 +253,13 @@ export interface Settings {
 	 * "": never.
 	 */
 	plateau: string;
+	/**
+	 * Blockers publishes an Information diagnostic at each reached comparison in
+	 * front of uncovered code, saying what fuzzing fed it (the hover on the
+	 * uncovered block says it either way). Off by default: a workspace's blockers
+	 * are many, and the Problems list is for failures.
+	 */
+	blockers: boolean;
 }
 
 /**
@@ -273,4 +280,5 @@ export const defaultSettings: Settings = {
 	buildFlags: [],
 	leaks: false,
 	plateau: "",
+	blockers: false,
 };

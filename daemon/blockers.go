@@ -1,0 +1,109 @@
+package daemon
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"fuzzls.dev/fuzzls/engine"
+)
+
+// Blockers in the editor: the hover on an uncovered block behind a reached
+// comparison says what fuzzing fed the comparison, and (setting blockers) an
+// Information diagnostic at the comparison says it too. The engine computes
+// them (engine/blockers.go); the daemon asks for them on a session's stats, at
+// most every blockersEvery, and for the hover when it is asked.
+
+// blockersEvery bounds how often a session's blockers are recomputed for the
+// diagnostics: each time parses the files of the comparisons recorded.
+const blockersEvery = 3 * time.Second
+
+// blockersOf are a session's blockers as last computed.
+type blockersOf struct {
+	at   time.Time
+	list []engine.Blocker
+}
+
+// updateBlockers recomputes t's blockers if they are due, and republishes the
+// diagnostics when they changed and the setting shows them.
+func (s *server) updateBlockers(t engine.Target) {
+	s.mu.Lock()
+	sess := s.sessions[t.ID()]
+	prev := s.blockers[t.ID()]
+	show := s.settings.Blockers
+	s.mu.Unlock()
+	if sess == nil || time.Since(prev.at) < blockersEvery {
+		return
+	}
+	list := sess.fs.Blockers()
+	s.mu.Lock()
+	s.blockers[t.ID()] = blockersOf{at: time.Now(), list: list}
+	s.mu.Unlock()
+	if show && !reflect.DeepEqual(prev.list, list) {
+		s.publishDiagnostics()
+	}
+}
+
+// blockerDiagnostics are the Information diagnostics of the running sessions'
+// blockers, by file (none when the setting is off).
+func (s *server) blockerDiagnostics(add func(path string, d protocol.Diagnostic)) {
+	s.mu.Lock()
+	var list []engine.Blocker
+	if s.settings.Blockers {
+		for id, b := range s.blockers {
+			if s.sessions[id] != nil {
+				list = append(list, b.list...)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, b := range list {
+		m, _, err := s.fileText(b.File)
+		if err != nil {
+			continue
+		}
+		r := m.lineRange(b.Line)
+		add(b.File, protocol.Diagnostic{
+			Range:    r,
+			Severity: protocol.DiagnosticSeverityInformation,
+			Code:     protocol.String("blocker"),
+			Source:   protocol.NewOptional(diagnosticSource),
+			Message:  protocol.String(fmt.Sprintf("not covered past here: %s; %d blocks behind", b.Message(), b.Behind)),
+		})
+	}
+}
+
+// blockersAt returns the blockers, asked of the running sessions now, whose
+// comparison is on line of path or whose uncovered block holds it.
+func (s *server) blockersAt(path string, line int) []engine.Blocker {
+	var out []engine.Blocker
+	for _, id := range s.sessionIDs(func(sess *session) bool { return sess.fs.DependsOn(path) }) {
+		s.mu.Lock()
+		sess := s.sessions[id]
+		s.mu.Unlock()
+		if sess == nil {
+			continue
+		}
+		for _, b := range sess.fs.Blockers() {
+			if samePath(b.File, path) && (b.Line == line || b.Block.StartLine <= line && line <= b.Block.EndLine) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+func blockerMarkdown(b engine.Blocker) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "**Not covered: fuzzing has not taken this branch** (%d uncovered blocks of the function behind it)\n\n", b.Behind)
+	fmt.Fprintf(&sb, "Compared `%s` (line %d), %d times in comparison rounds:\n\n", b.Expr, b.Line, b.Count)
+	fmt.Fprintf(&sb, "- nearest: `%s`\n", b.Nearest)
+	fmt.Fprintf(&sb, "- most frequent: `%s` (%d of %d)\n", b.Frequent, b.FrequentCount, b.Count)
+	if b.Want != "" {
+		fmt.Fprintf(&sb, "- wanted: `%s`\n", b.Want)
+	}
+	return sb.String()
+}
