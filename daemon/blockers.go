@@ -27,22 +27,22 @@ type blockersOf struct {
 	list []engine.Blocker
 }
 
-// updateBlockers recomputes t's blockers if they are due, and republishes the
-// diagnostics when they changed and the setting shows them.
+// updateBlockers recomputes t's blockers if they are due and the setting shows
+// them, and republishes the diagnostics when they changed.
 func (s *server) updateBlockers(t engine.Target) {
 	s.mu.Lock()
 	sess := s.sessions[t.ID()]
 	prev := s.blockers[t.ID()]
 	show := s.settings.Blockers
 	s.mu.Unlock()
-	if sess == nil || time.Since(prev.at) < blockersEvery {
+	if sess == nil || !show || time.Since(prev.at) < blockersEvery {
 		return
 	}
 	list := sess.fs.Blockers()
 	s.mu.Lock()
 	s.blockers[t.ID()] = blockersOf{at: time.Now(), list: list}
 	s.mu.Unlock()
-	if show && !reflect.DeepEqual(prev.list, list) {
+	if !reflect.DeepEqual(prev.list, list) {
 		s.publishDiagnostics()
 	}
 }

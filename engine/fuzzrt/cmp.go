@@ -50,7 +50,7 @@ type cmpState struct {
 	// intn picks the places tried when there are too many (nil: the first ones).
 	intn func(int) int
 	// sum summarizes the records for the coordinator (cmpsum.go).
-	sum CmpTable
+	sum rawSums
 }
 
 const (

@@ -1,6 +1,7 @@
 package fuzzrt
 
 import (
+	"bytes"
 	"fmt"
 	"math/bits"
 	"reflect"
@@ -111,17 +112,7 @@ func (s *CmpSummary) add(v CmpValue) {
 	// Full: the nearest pair stays; of the others the least frequent gives its
 	// place to v (which inherits its count, as in space-saving), unless v is
 	// nearer than all, which then takes the place.
-	near, least := 0, -1
-	for i := range s.Vals {
-		if s.Vals[i].Dist < s.Vals[near].Dist {
-			near = i
-		}
-	}
-	for i := range s.Vals {
-		if i != near && (least < 0 || s.Vals[i].Count < s.Vals[least].Count) {
-			least = i
-		}
-	}
+	near, least := nearLeast(len(s.Vals), func(i int) (uint64, int64) { return s.Vals[i].Dist, s.Vals[i].Count })
 	if v.Dist < s.Vals[near].Dist && s.Vals[near].Count > s.Vals[least].Count {
 		s.Vals[least] = s.Vals[near] // the old nearest may be frequent: keep it
 		s.Vals[near] = v
@@ -214,9 +205,110 @@ func cmpDist(a, b any) uint64 {
 	return 1
 }
 
+// rawSums are the worker's summaries before they are rendered: operands kept as
+// recorded (the hook copied byte slices), so that a comparison seen again costs
+// a comparison of values; text is made when they are sent.
+type rawSums map[int32]*rawSum
+
+type rawSum struct {
+	count int64
+	vals  [CmpValuesMax]rawVal
+	n     int
+}
+
+type rawVal struct {
+	a, b  any
+	count int64
+	dist  uint64
+}
+
 // summarize adds the records of a comparison round's execution to c.sum.
 func (c *cmpState) summarize(recs []cmpRecord) {
-	for _, r := range recs {
-		c.sum.Add(r.site, cmpValue(r.a, r.b))
+	if c.sum == nil {
+		c.sum = rawSums{}
 	}
+	for _, r := range recs {
+		s := c.sum[r.site]
+		if s == nil {
+			if len(c.sum) >= CmpSitesMax {
+				continue
+			}
+			s = &rawSum{}
+			c.sum[r.site] = s
+		}
+		s.count++
+		a, b := r.a, r.b
+		found := false
+		for i := range s.vals[:s.n] {
+			if v := &s.vals[i]; sameOperand(v.a, a) && sameOperand(v.b, b) {
+				v.count++
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		v := rawVal{a: a, b: b, count: 1, dist: cmpDist(a, b)}
+		if s.n < CmpValuesMax {
+			s.vals[s.n] = v
+			s.n++
+			continue
+		}
+		// As CmpSummary.add: the nearest stays, the least frequent other makes way.
+		near, least := nearLeast(s.n, func(i int) (uint64, int64) { return s.vals[i].dist, s.vals[i].count })
+		if v.dist < s.vals[near].dist && s.vals[near].count > s.vals[least].count {
+			s.vals[least] = s.vals[near]
+			s.vals[near] = v
+			continue
+		}
+		v.count += s.vals[least].count
+		s.vals[least] = v
+	}
+}
+
+// takeSums renders and empties c.sum.
+func (c *cmpState) takeSums() []CmpSummary {
+	out := make([]CmpSummary, 0, len(c.sum))
+	for site, s := range c.sum {
+		cs := CmpSummary{Site: site, Count: s.count}
+		for _, v := range s.vals[:s.n] {
+			cs.Vals = append(cs.Vals, CmpValue{A: cmpText(v.a), B: cmpText(v.b), Count: v.count, Dist: v.dist})
+		}
+		out = append(out, cs)
+	}
+	c.sum = nil
+	return out
+}
+
+// sameOperand compares recorded operands: byte slices by content, the rest
+// (comparable: the hooks take comparable types) with ==.
+func sameOperand(x, y any) bool {
+	if xb, ok := x.([]byte); ok {
+		yb, ok := y.([]byte)
+		return ok && bytes.Equal(xb, yb)
+	}
+	if _, ok := y.([]byte); ok {
+		return false
+	}
+	return x == y
+}
+
+// nearLeast picks, among n values (dist, count) = at(i), the nearest and, of
+// the others, the least frequent.
+func nearLeast(n int, at func(int) (uint64, int64)) (near, least int) {
+	least = -1
+	nearDist, _ := at(0)
+	for i := 1; i < n; i++ {
+		if d, _ := at(i); d < nearDist {
+			near, nearDist = i, d
+		}
+	}
+	var leastCount int64
+	for i := 0; i < n; i++ {
+		if _, c := at(i); i != near && (least < 0 || c < leastCount) {
+			least, leastCount = i, c
+		}
+	}
+	return near, least
 }

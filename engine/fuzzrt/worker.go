@@ -356,9 +356,9 @@ func (w *worker) cmpRound() {
 	}
 	budget := 64
 	w.cmpExplore(vals, 0, &budget)
-	if time.Since(w.lastCmps) >= time.Second && w.rt.cmp.sum.Len() > 0 {
+	if len(w.rt.cmp.sum) > 0 && time.Since(w.lastCmps) >= time.Second {
 		w.lastCmps = time.Now()
-		w.rt.send(&Message{Cmps: w.rt.cmp.sum.Take()})
+		w.rt.send(&Message{Cmps: w.rt.cmp.takeSums()})
 	}
 }
 
