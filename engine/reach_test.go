@@ -54,3 +54,65 @@ func TestGoEthereum(t *testing.T) {
 		t.Errorf("no covered block of golang.org/x/sys, instrumented in its copy (covered: %v)", covered)
 	}
 }
+
+// TestStdTargets: standard library targets run in GOROOT/src, each fuzzed
+// briefly, reaching its package's code. encoding/json's FuzzUnmarshalJSON,
+// whose package fuzzls's runtime imported (an import cycle: the harness, in
+// encoding/json's internal test package, imported the runtime, which imported
+// encoding/json); bytes's FuzzReplace, a package testing itself links, kept
+// without comparison hooks; internal/runtime/cgroup's FuzzLineReader, a package
+// the Go runtime is built from (instrumented, it made the test binary fault
+// before its first line), of which only the tests are instrumented. Each build
+// says what it left out; GOROOT is left as it was.
+func TestStdTargets(t *testing.T) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	for _, c := range []struct {
+		pkg, target string
+		tests       bool   // the blocks counted are of its test files, else of its other files
+		min         int    // the fuzzing reaches this many of them at least
+		warning     string // what the build says it left out; "" for nothing
+	}{
+		// Go 1.27's encoding/json is a thin layer over encoding/json/v2, a
+		// package of its own, not instrumented.
+		{"encoding/json", "FuzzUnmarshalJSON", false, 8, ""},
+		{"bytes", "FuzzReplace", false, 20, "no comparison hooks"},
+		{"internal/runtime/cgroup", "FuzzLineReader", true, 8, "not instrumented, only its tests"},
+	} {
+		t.Run(c.pkg, func(t *testing.T) {
+			dir := filepath.Join(src, filepath.FromSlash(c.pkg))
+			before := treeHash(t, dir)
+			s, rec := fuzzOnce(t, dir, c.target, Options{Parallel: 1, FuzzExecs: 5000, FuzzTime: 2 * time.Minute})
+			if st := s.Stats(); st.Execs < 5000 {
+				t.Fatalf("%d executions, want 5000: %+v", st.Execs, st)
+			}
+			blocks, hit := s.Coverage()
+			covered := 0
+			for i, b := range blocks {
+				if hit[i] && filepath.Dir(b.File) == dir && strings.HasSuffix(b.File, "_test.go") == c.tests {
+					covered++
+				}
+			}
+			if covered < c.min {
+				t.Errorf("%d covered blocks in %s's files (tests: %v), want %d or more", covered, c.pkg, c.tests, c.min)
+			}
+			var warnings []string
+			rec.mu.Lock()
+			for _, e := range rec.events {
+				if b, ok := e.(*BuildEvent); ok {
+					warnings = append(warnings, b.Warnings...)
+				}
+			}
+			rec.mu.Unlock()
+			if said := strings.Join(warnings, "\n"); c.warning == "" && said != "" || !strings.Contains(said, c.warning) {
+				t.Errorf("build warnings %q, want %q", warnings, c.warning)
+			}
+			if treeHash(t, dir) != before {
+				t.Errorf("the run changed GOROOT/src/%s", c.pkg)
+			}
+		})
+	}
+}

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -190,10 +188,10 @@ func (w *workerProc) readMessages(r io.ReadCloser) {
 	defer r.Close()
 	// No bound on a message's size (see fuzzrt/wire.go). A message that does not
 	// decode ends the stream: the worker is broken, and its death says how.
-	dec := json.NewDecoder(bufio.NewReader(r))
+	frames := fuzzrt.NewFrameReader(r)
 	for {
 		m := new(fuzzrt.Message)
-		if err := dec.Decode(m); err != nil {
+		if err := frames.Read(m); err != nil {
 			if err != io.EOF {
 				w.msgErr = err
 				io.Copy(io.Discard, r) // the process goes on to its end, not to a broken pipe
@@ -207,25 +205,19 @@ func (w *workerProc) readMessages(r io.ReadCloser) {
 // send writes one request. Errors mean the worker is gone; its death is reported
 // through done.
 func (w *workerProc) send(r *fuzzrt.Request) error {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
+	data := fuzzrt.AppendFrame(nil, r)
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
-	_, err = w.in.Write(append(data, '\n'))
+	_, err := w.in.Write(data)
 	return err
 }
 
 // post queues one request for the worker and returns at once; a worker that is
 // gone drops it (its death is reported through done).
 func (w *workerProc) post(r *fuzzrt.Request) {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return
-	}
+	data := fuzzrt.AppendFrame(nil, r)
 	w.outMu.Lock()
-	w.outbox = append(w.outbox, append(data, '\n'))
+	w.outbox = append(w.outbox, data)
 	w.outMu.Unlock()
 	select {
 	case w.outWake <- struct{}{}:

@@ -99,28 +99,38 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if err := opts.Flags.checkRace(ctx, pkg.Dir); err != nil {
 		return nil, err
 	}
+	role, err := roleOf(ctx, pkg, opts.Runtime, buildDir(opts, pkg))
+	if err != nil {
+		return nil, stepError(pkg, "standard library", err)
+	}
 	var warnings []string
+	switch role {
+	case stdMachinery:
+		warnings = append(warnings, pkg.ImportPath+" has no comparison hooks: testing and fuzzls's runtime, which runs them, use it themselves")
+	case stdRuntime:
+		warnings = append(warnings, pkg.ImportPath+" is not instrumented, only its tests are: the Go runtime is built from it, and its code runs for the runtime itself (go test -fuzz leaves it uninstrumented too)")
+	}
 	if !opts.NoCmp {
 		vh := loadVarHooks(buildDir(opts, pkg))
 		for attempt := 0; ; attempt++ {
-			bin, err := build(ctx, pkg, opts, vh)
+			bin, err := build(ctx, pkg, opts, role, vh)
 			var be *BuildError
 			if !errors.As(err, &be) {
 				if err == nil {
 					if attempt > 0 {
 						vh.save()
 					}
-					bin.Warnings = vh.warnings()
+					bin.Warnings = append(warnings, vh.warnings()...)
 				}
 				return bin, err
 			}
 			if attempt == maxVarRetries || !vh.blame(be) && !vh.blamePackages(be) {
-				warnings = []string{"comparison hooks left out: the build with them failed: " + firstError(be)}
+				warnings = append(warnings, "comparison hooks left out: the build with them failed: "+firstError(be))
 				break
 			}
 		}
 	}
-	bin, err := build(ctx, pkg, opts, nil)
+	bin, err := build(ctx, pkg, opts, role, nil)
 	if err == nil {
 		bin.Warnings = warnings
 	}
@@ -150,13 +160,13 @@ func buildDir(opts BuildOptions, pkg *Package) string {
 // the bridges, the runtime, the replace directives and the harness, and the
 // overlay file naming them all (writeOverlay, overlay.go), then compile
 // (compile, compile.go). Errors are Build's.
-func build(ctx context.Context, pkg *Package, opts BuildOptions, vh *varHooks) (*Binary, error) {
+func build(ctx context.Context, pkg *Package, opts BuildOptions, role stdRole, vh *varHooks) (*Binary, error) {
 	start := time.Now()
 	dir := buildDir(opts, pkg)
 	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
 		return nil, stepError(pkg, "build directory", err)
 	}
-	p, err := planBuild(pkg, dir)
+	p, err := planBuild(pkg, dir, role)
 	if err != nil {
 		return nil, stepError(pkg, "copying dependency modules", err)
 	}

@@ -43,6 +43,8 @@ type Package struct {
 	TestMain string
 	// Errors are problems found while loading (parse errors, bad target shapes).
 	Errors []error
+	// Std: a standard library package, of GOROOT/src (std.go).
+	Std bool
 	// StdGOROOT is set for a standard library package whose GOROOT lies in the
 	// module cache, where the go command refuses overlays: see goCommand.
 	StdGOROOT string
@@ -218,9 +220,10 @@ func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) 
 		for _, e := range p.Errors {
 			listErrs = append(listErrs, e.Error())
 		}
-		mod, stdGOROOT := p.Module, ""
+		mod, stdGOROOT, isStd := p.Module, "", false
 		if mod == nil {
 			mod, stdGOROOT = std.module(ctx, dir, p)
+			isStd = mod != nil
 		}
 		if mod == nil || len(p.GoFiles) == 0 && len(p.OtherFiles) == 0 && p.Name == "" {
 			continue
@@ -231,6 +234,7 @@ func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) 
 			ModulePath: mod.Path,
 			ModuleDir:  mod.Dir,
 			GoVersion:  moduleGoVersion(mod),
+			Std:        isStd,
 			StdGOROOT:  stdGOROOT,
 			GoFiles:    p.GoFiles,
 		}

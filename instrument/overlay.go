@@ -48,9 +48,10 @@ func writeOverlay(ctx context.Context, p *buildPlan, files []instrumented, runti
 	return ovlPath, nil
 }
 
-// overlayRuntime writes the runtime's sources (not its tests) under dir and
-// overlays them as a package of the target's module in a directory that exists
-// only in the overlay; it returns that package's import path.
+// overlayRuntime writes the runtime's sources (not its tests, nor the
+// coordinator's half: files named coordinator*.go) under dir and overlays them as
+// a package of the target's module in a directory that exists only in the
+// overlay; it returns that package's import path.
 func overlayRuntime(pkg *Package, runtime fs.FS, dir string, overlay map[string]string) (string, error) {
 	rtDir := filepath.Join(pkg.ModuleDir, runtimeDir)
 	entries, err := fs.ReadDir(runtime, ".")
@@ -59,7 +60,7 @@ func overlayRuntime(pkg *Package, runtime fs.FS, dir string, overlay map[string]
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+		if !runtimeSource(n) {
 			continue
 		}
 		data, err := fs.ReadFile(runtime, n)
@@ -77,6 +78,12 @@ func overlayRuntime(pkg *Package, runtime fs.FS, dir string, overlay map[string]
 		overlay[filepath.Join(rtDir, n)] = backing
 	}
 	return pkg.ModulePath + "/" + runtimeDir, nil
+}
+
+// runtimeSource says whether the file name of the runtime's sources goes into
+// a build: not its tests, nor the coordinator's half (coordinator*.go).
+func runtimeSource(name string) bool {
+	return strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") && !strings.HasPrefix(name, "coordinator")
 }
 
 // replaceModules overlays the file that decides module resolution (go.work in

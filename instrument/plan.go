@@ -14,6 +14,7 @@ type unit struct {
 	bridge     string // see Dep.Bridge
 	goVersion  string // its module's go line
 	modVersion string // module@version of a dependency from the module cache, whose files never change; else ""
+	noCmp      bool   // counters only, never comparison hooks (stdRole)
 }
 
 // buildPlan is what one build instruments and where the results go.
@@ -40,13 +41,17 @@ type buildPlan struct {
 // makes those copies, under dir/mods, and says where each of their files'
 // instrumented version goes. It reads the user's files and writes only under
 // dir.
-func planBuild(pkg *Package, dir string) (*buildPlan, error) {
+func planBuild(pkg *Package, dir string, role stdRole) (*buildPlan, error) {
 	_, external := generateHarness(pkg, nil, "")
 	p := &buildPlan{pkg: pkg, dir: dir, external: external,
 		copied: map[string]string{}, copyDst: map[string]string{}, bridges: map[string]bridgeDest{}}
-	p.units = []unit{{pkg.ImportPath, append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...), "", pkg.GoVersion, ""}}
+	files := append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...)
+	if role == stdRuntime {
+		files = append([]string(nil), pkg.TestFiles...)
+	}
+	p.units = []unit{{importPath: pkg.ImportPath, files: files, goVersion: pkg.GoVersion, noCmp: role != stdPlain}}
 	if external && len(pkg.XTestFiles) > 0 {
-		p.units = append(p.units, unit{pkg.ImportPath + "_test", pkg.XTestFiles, "", pkg.GoVersion, ""})
+		p.units = append(p.units, unit{importPath: pkg.ImportPath + "_test", files: pkg.XTestFiles, goVersion: pkg.GoVersion})
 	}
 	// Packages only copied go last, into the copies the others made.
 	for _, copyOnly := range []bool{false, true} {
@@ -79,7 +84,7 @@ func (p *buildPlan) addDep(d *Dep) error {
 		if bridged {
 			p.bridges[d.Bridge] = bridgeDest{path: filepath.Join(bdir, bridgeName+".go")}
 		}
-		p.units = append(p.units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion, ""})
+		p.units = append(p.units, unit{importPath: d.ImportPath, files: d.GoFiles, bridge: d.Bridge, goVersion: d.GoVersion})
 		return nil
 	}
 	root, ok := p.copied[d.ModulePath]
@@ -121,7 +126,7 @@ func (p *buildPlan) addDep(d *Dep) error {
 	if d.ModuleVersion != "" { // not a local replacement, which can change
 		modVersion = d.ModulePath + "@" + d.ModuleVersion
 	}
-	p.units = append(p.units, unit{d.ImportPath, d.GoFiles, d.Bridge, d.GoVersion, modVersion})
+	p.units = append(p.units, unit{importPath: d.ImportPath, files: d.GoFiles, bridge: d.Bridge, goVersion: d.GoVersion, modVersion: modVersion})
 	return nil
 }
 

@@ -152,7 +152,7 @@ type rewritten struct {
 func (r *unitRewriter) rewrite(u unit, id FileID, name string, data []byte, consts map[string]bool) (rewritten, error) {
 	var rw rewritten
 	var err error
-	if r.vh == nil || r.vh.plain[u.importPath] != "" {
+	if r.vh == nil || u.noCmp || r.vh.plain[u.importPath] != "" {
 		rw.out, rw.blocks, err = RewriteFile(name, data, id)
 		return rw, err
 	}

@@ -90,11 +90,14 @@ func path(mod, pkg string) string {
 
 // The set: parsers, codecs, compression, crypto, network protocols, template and
 // expression engines, the standard library; in an order that mixes the kinds, so
-// that a run cut short still has some of each. Each target's presence at its pinned
-// version is checked before the runs (go test -list).
+// that a run cut short still has some of each, and go-ethereum's many targets
+// last (-targets chooses). Each target's presence at its pinned version is
+// checked before the runs (hasTarget).
 var suite = []target{
 	{"github.com/google/uuid", "v1.6.0", ".", "FuzzParse", "parser (UUID; go.mod without a go line)"},
 	{"std", "", "net/netip", "FuzzParse", "std (parser; dot import)"},
+	{geth, gethVersion, "core/types", "FuzzRLP", "codec (RLP, go-ethereum's main target; its external test links golang.org/x/sys/unix through a module not instrumented)"},
+	{"std", "", "encoding/json", "FuzzUnmarshalJSON", "std (parser; a package fuzzls's runtime imported)"},
 	{"filippo.io/age", "v1.3.2", "internal/format", "FuzzMalleability", "crypto (age header; go.mod toolchain go1.27.0)"},
 	{"golang.org/x/net", "v0.63.0", "dns/dnsmessage", "FuzzUnpackPack", "network protocol (DNS messages)"},
 	{"github.com/expr-lang/expr", "v1.17.8", "test/fuzz", "FuzzExpr", "expression engine (dot imports)"},
@@ -111,7 +114,63 @@ var suite = []target{
 	{"github.com/klauspost/compress", "v1.20.5", "s2", "FuzzDecodeBlock", "compression (S2; seeds of ~37 MB)"},
 	{"github.com/pelletier/go-toml/v2", "v2.4.3", ".", "FuzzUnmarshal", "parser (TOML)"},
 	{"github.com/BurntSushi/toml", "v1.6.0", ".", "FuzzDecode", "parser (TOML)"},
+	{"std", "", "bytes", "FuzzReplace", "std (a package testing links: no comparison hooks)"},
+	{"std", "", "time", "FuzzParseRFC3339", "std (parser; a package testing links: no comparison hooks)"},
+	{"std", "", "internal/runtime/cgroup", "FuzzLineReader", "std (a package the Go runtime is built from: only its tests instrumented)"},
+
+	// go-ethereum's other native targets, every one (49 in 19 packages with FuzzRLP).
+	{geth, gethVersion, "accounts/abi", "FuzzABI", "codec (Ethereum ABI)"},
+	{geth, gethVersion, "accounts/keystore", "FuzzPassword", "crypto (keystore)"},
+	{geth, gethVersion, "common/bitutil", "FuzzDecoder", "compression (bit sets)"},
+	{geth, gethVersion, "common/bitutil", "FuzzEncoder", "compression (bit sets)"},
+	{geth, gethVersion, "core/state", "FuzzJournal", "state (journal)"},
+	{geth, gethVersion, "core/types", "FuzzUnpackIntoDeposit", "codec (deposit logs)"},
+	{geth, gethVersion, "core/vm", "FuzzInterpreterDiff", "VM (EVM interpreter, differential)"},
+	{geth, gethVersion, "core/vm", "FuzzPrecompiledContracts", "crypto (precompiled contracts)"},
+	{geth, gethVersion, "core/vm/runtime", "FuzzVmRuntime", "VM (EVM runtime)"},
+	{geth, gethVersion, "crypto/blake2b", "Fuzz", "crypto (BLAKE2b F; amd64)"},
+	{geth, gethVersion, "eth/protocols/eth", "FuzzEthProtocolHandlers", "network protocol (eth)"},
+	{geth, gethVersion, "eth/protocols/snap", "FuzzARange", "network protocol (snap)"},
+	{geth, gethVersion, "eth/protocols/snap", "FuzzAccessLists", "network protocol (snap)"},
+	{geth, gethVersion, "eth/protocols/snap", "FuzzByteCodes", "network protocol (snap)"},
+	{geth, gethVersion, "eth/protocols/snap", "FuzzSRange", "network protocol (snap)"},
+	{geth, gethVersion, "eth/protocols/snap", "FuzzTrieNodes", "network protocol (snap)"},
+	{geth, gethVersion, "internal/era/e2store", "FuzzCodec", "codec (e2store)"},
+	{geth, gethVersion, "rlp", "FuzzIteratorCount", "codec (RLP)"},
+	{geth, gethVersion, "rpc", "FuzzFillMessage", "parser (JSON-RPC)"},
+	{geth, gethVersion, "rpc", "FuzzJSONScanElements", "parser (JSON-RPC)"},
+	{geth, gethVersion, "rpc", "FuzzJSONScanFields", "parser (JSON-RPC)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzCrossG1Add", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzCrossG1MultiExp", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzCrossG2Add", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzCrossG2MultiExp", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzCrossPairing", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzG1Add", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzG1MultiExp", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzG1SubgroupChecks", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzG2Add", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzG2MultiExp", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzG2SubgroupChecks", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzMapG1", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzMapG2", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bls12381", "FuzzPairing", "crypto (BLS12-381; cgo)"},
+	{geth, gethVersion, "tests/fuzzers/bn256", "FuzzAdd", "crypto (bn256)"},
+	{geth, gethVersion, "tests/fuzzers/bn256", "FuzzMul", "crypto (bn256)"},
+	{geth, gethVersion, "tests/fuzzers/bn256", "FuzzPair", "crypto (bn256)"},
+	{geth, gethVersion, "tests/fuzzers/bn256", "FuzzUnmarshalG1", "crypto (bn256)"},
+	{geth, gethVersion, "tests/fuzzers/bn256", "FuzzUnmarshalG2", "crypto (bn256)"},
+	{geth, gethVersion, "tests/fuzzers/difficulty", "Fuzz", "consensus (difficulty)"},
+	{geth, gethVersion, "tests/fuzzers/evm", "FuzzCode", "VM (EVM)"},
+	{geth, gethVersion, "tests/fuzzers/evm", "FuzzDeepStack", "VM (EVM)"},
+	{geth, gethVersion, "tests/fuzzers/rangeproof", "Fuzz", "trie (range proofs)"},
+	{geth, gethVersion, "tests/fuzzers/secp256k1", "Fuzz", "crypto (secp256k1)"},
+	{geth, gethVersion, "tests/fuzzers/txfetcher", "Fuzz", "network protocol (transaction fetcher)"},
+	{geth, gethVersion, "trie", "FuzzStackTrie", "trie (stack trie)"},
+	{geth, gethVersion, "trie", "FuzzTrie", "trie"},
 }
+
+// go-ethereum, whose targets are many.
+const geth, gethVersion = "github.com/ethereum/go-ethereum", "v1.17.10"
 
 // result is one engine's run on one target and Go version.
 type result struct {

@@ -5,14 +5,7 @@ package fuzzrt
 import (
 	"fmt"
 	"os"
-	"os/exec"
 )
-
-// PassPipes hands the test binary cmd runs its two pipe ends: the coordinator's
-// commands as its fd 3 (in), its messages as fd 4 (out).
-func PassPipes(cmd *exec.Cmd, in, out *os.File) {
-	cmd.ExtraFiles = []*os.File{in, out}
-}
 
 // pipes returns the coordinator's two pipes: its commands (fd 3) and our
 // messages (fd 4).

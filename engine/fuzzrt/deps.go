@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
+	"strings"
 	"time"
 	_ "unsafe" // go:linkname
 )
@@ -31,23 +31,34 @@ type corpusEntry = struct {
 // deps connects testing to the runtime state of this process.
 type deps struct{ rt *runtimeState }
 
-var matchCache struct {
-	pat string
-	re  *regexp.Regexp
-}
-
 func (deps) ImportPath() string { return "" }
 func (deps) ModulePath() string { return "" }
 
+// MatchString matches testing's -test.run and -test.fuzz patterns, which only the
+// coordinator gives (engine/workerproc.go: ^$ and ^FuzzX$), so that the runtime
+// needs no regexp package: a pattern is alternatives (|) of literal text, each
+// anchored at its start (^) or end ($) or not; any other character with a meaning
+// in a regular expression is an error.
 func (deps) MatchString(pat, str string) (bool, error) {
-	if matchCache.re == nil || matchCache.pat != pat {
-		re, err := regexp.Compile(pat)
-		if err != nil {
-			return false, err
+	matched := false
+	for alt := range strings.SplitSeq(pat, "|") {
+		lit, start := strings.CutPrefix(alt, "^")
+		lit, end := strings.CutSuffix(lit, "$")
+		if strings.ContainsAny(lit, `\.+*?()[]{}^$`) {
+			return false, fmt.Errorf("fuzzls matches only literal patterns, anchored or not, and alternatives of them: %q", pat)
 		}
-		matchCache.pat, matchCache.re = pat, re
+		switch {
+		case start && end:
+			matched = matched || str == lit
+		case start:
+			matched = matched || strings.HasPrefix(str, lit)
+		case end:
+			matched = matched || strings.HasSuffix(str, lit)
+		default:
+			matched = matched || strings.Contains(str, lit)
+		}
 	}
-	return matchCache.re.MatchString(str), nil
+	return matched, nil
 }
 
 // SetPanicOnExit0 is how testing, given -test.paniconexit0 (go test always gives

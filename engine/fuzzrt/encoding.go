@@ -7,13 +7,8 @@ package fuzzrt
 // accepts it. See $GOROOT/src/internal/fuzz/encoding.go for the reference.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"math"
 	"reflect"
 	"strconv"
@@ -149,54 +144,58 @@ func Unmarshal(data []byte) ([]any, error) {
 }
 
 // parseCorpusValue parses one line, which must be a conversion of a single
-// literal to a supported type, or math.Float{32,64}frombits(integer).
+// literal to a supported type, or math.Float{32,64}frombits(integer). It reads
+// the line as go/parser does (parseLine, corpusline.go) and checks it as the
+// toolchain checks go/parser's tree.
 func parseCorpusValue(line string) (any, error) {
-	expr, err := parser.ParseExprFrom(token.NewFileSet(), "(test)", line, 0)
+	call, err := parseLine(line)
 	if err != nil {
 		return nil, err
 	}
-	call, ok := expr.(*ast.CallExpr)
-	if !ok {
+	return corpusValue(call)
+}
+
+// corpusValue is the value of a line's expression, as the toolchain makes it.
+func corpusValue(call *node) (any, error) {
+	if call.kind != nCall {
 		return nil, errors.New("expected a call expression")
 	}
-	if len(call.Args) != 1 {
-		return nil, fmt.Errorf("expected a call with 1 argument, got %d", len(call.Args))
+	if len(call.args) != 1 {
+		return nil, fmt.Errorf("expected a call with 1 argument, got %d", len(call.args))
 	}
-	arg := call.Args[0]
+	arg := call.args[0]
 
 	var typ string
-	switch fun := call.Fun.(type) {
-	case *ast.ArrayType:
-		if elt, ok := fun.Elt.(*ast.Ident); fun.Len != nil || !ok || elt.Name != "byte" {
+	switch fun := call.x; fun.kind {
+	case nArray:
+		if fun.hasLen || fun.x.kind != nIdent || fun.x.text != "byte" {
 			return nil, errors.New("expected []byte")
 		}
-		lit, ok := arg.(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
+		if arg.kind != nLit || arg.tok != tString {
 			return nil, errors.New("[]byte requires a string literal")
 		}
-		s, err := strconv.Unquote(lit.Value)
+		s, err := strconv.Unquote(arg.text)
 		if err != nil {
 			return nil, err
 		}
 		return []byte(s), nil
-	case *ast.SelectorExpr:
-		if x, ok := fun.X.(*ast.Ident); !ok || x.Name != "math" ||
-			(fun.Sel.Name != "Float32frombits" && fun.Sel.Name != "Float64frombits") {
+	case nSelector:
+		if fun.x.kind != nIdent || fun.x.text != "math" ||
+			(fun.text != "Float32frombits" && fun.text != "Float64frombits") {
 			return nil, errors.New("only math.Float32frombits and math.Float64frombits are allowed")
 		}
-		typ = "math." + fun.Sel.Name
-	case *ast.Ident:
-		typ = fun.Name
+		typ = "math." + fun.text
+	case nIdent:
+		typ = fun.text
 	default:
 		return nil, errors.New("expected []byte or a basic type")
 	}
 
 	if typ == "bool" {
-		id, ok := arg.(*ast.Ident)
-		if !ok || (id.Name != "true" && id.Name != "false") {
+		if arg.kind != nIdent || (arg.text != "true" && arg.text != "false") {
 			return nil, errors.New("bool requires true or false")
 		}
-		return id.Name == "true", nil
+		return arg.text == "true", nil
 	}
 
 	val, kind, err := literalText(arg)
@@ -206,15 +205,15 @@ func parseCorpusValue(line string) (any, error) {
 	k := KindNamed(typ)
 	switch {
 	case k == KindString:
-		if kind != token.STRING {
+		if kind != tString {
 			return nil, errors.New("string requires a string literal")
 		}
 		return strconv.Unquote(val)
 	case typ == "byte" || typ == "rune":
-		if kind == token.INT {
+		if kind == tInt {
 			return parseInt(val, k)
 		}
-		if kind != token.CHAR {
+		if kind != tChar {
 			return nil, errors.New(typ + " requires a character or integer literal")
 		}
 		// The parser has already checked that this is one quoted character.
@@ -227,18 +226,18 @@ func parseCorpusValue(line string) (any, error) {
 		}
 		return k.FromBits(uint64(c)), nil
 	case k.IsInt():
-		if kind != token.INT {
+		if kind != tInt {
 			return nil, errors.New(typ + " requires an integer literal")
 		}
 		return parseInt(val, k)
 	case k.IsFloat():
-		if kind != token.FLOAT && kind != token.INT {
+		if kind != tFloat && kind != tInt {
 			return nil, errors.New(typ + " requires a float or integer literal")
 		}
 		f, err := strconv.ParseFloat(val, int(k.Width()))
 		return k.FromFloat(f), err
 	case typ == "math.Float32frombits":
-		if kind != token.INT {
+		if kind != tInt {
 			return nil, errors.New(typ + " requires an integer literal")
 		}
 		u, err := strconv.ParseUint(val, 0, 32)
@@ -246,7 +245,7 @@ func parseCorpusValue(line string) (any, error) {
 	case typ == "math.Float64frombits":
 		// The toolchain lets a float literal through here; ParseUint then
 		// rejects it, so accepting only INT would change just the message.
-		if kind != token.INT && kind != token.FLOAT {
+		if kind != tInt && kind != tFloat {
 			return nil, errors.New(typ + " requires an integer literal")
 		}
 		u, err := strconv.ParseUint(val, 0, 64)
@@ -258,29 +257,29 @@ func parseCorpusValue(line string) (any, error) {
 // literalText returns the source text and kind of a literal argument,
 // folding a leading minus into it and mapping the identifiers Inf and NaN
 // (as in "+Inf", "-Inf", "NaN") to float text ParseFloat understands.
-func literalText(arg ast.Expr) (string, token.Token, error) {
-	switch x := arg.(type) {
-	case *ast.BasicLit:
-		return x.Value, x.Kind, nil
-	case *ast.Ident:
-		if x.Name == "NaN" {
-			return "NaN", token.FLOAT, nil
+func literalText(arg *node) (string, lineTok, error) {
+	switch arg.kind {
+	case nLit:
+		return arg.text, arg.tok, nil
+	case nIdent:
+		if arg.text == "NaN" {
+			return "NaN", tFloat, nil
 		}
-	case *ast.UnaryExpr:
-		switch y := x.X.(type) {
-		case *ast.BasicLit:
-			if x.Op != token.SUB {
-				return "", 0, fmt.Errorf("unsupported operator %v on a literal", x.Op)
+	case nUnary:
+		switch y := arg.x; y.kind {
+		case nLit:
+			if arg.text != "-" {
+				return "", 0, fmt.Errorf("unsupported operator %v on a literal", arg.text)
 			}
-			return "-" + y.Value, y.Kind, nil
-		case *ast.Ident:
+			return "-" + y.text, y.tok, nil
+		case nIdent:
 			// Any unary operator is accepted on Inf, and all but - mean +,
 			// as in the toolchain.
-			if y.Name == "Inf" {
-				if x.Op == token.SUB {
-					return "-Inf", token.FLOAT, nil
+			if y.text == "Inf" {
+				if arg.text == "-" {
+					return "-Inf", tFloat, nil
 				}
-				return "+Inf", token.FLOAT, nil
+				return "+Inf", tFloat, nil
 			}
 		}
 		return "", 0, errors.New("expected a signed number, +Inf or -Inf")
@@ -318,13 +317,6 @@ func CheckTypes(vals []any, types []reflect.Type) error {
 		}
 	}
 	return nil
-}
-
-// FileName is the name `go test` gives a corpus file with this content in
-// testdata/fuzz/FuzzXxx/: the first 16 hex digits of its SHA-256.
-func FileName(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:8])
 }
 
 // SupportedType reports whether the toolchain can fuzz a parameter of type

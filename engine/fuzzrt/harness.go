@@ -2,7 +2,6 @@ package fuzzrt
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
@@ -73,7 +72,7 @@ type runtimeState struct {
 	in    *os.File // the coordinator's commands
 	outMu sync.Mutex
 	out   *bufio.Writer
-	enc   *json.Encoder
+	frame []byte // the last message sent, reused
 }
 
 func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
@@ -87,7 +86,6 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 	}
 	rt.in = in
 	rt.out = bufio.NewWriter(out)
-	rt.enc = json.NewEncoder(rt.out)
 	if mode == ModeWorker {
 		mem, err := OpenMem(os.Getenv(EnvMem))
 		if err != nil {
@@ -118,8 +116,12 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 func (rt *runtimeState) send(m *Message) error {
 	rt.outMu.Lock()
 	defer rt.outMu.Unlock()
-	if err := rt.enc.Encode(m); err != nil {
+	rt.frame = AppendFrame(rt.frame[:0], m)
+	if _, err := rt.out.Write(rt.frame); err != nil {
 		return err
+	}
+	if cap(rt.frame) > 1<<20 {
+		rt.frame = nil // a big input's frame is not kept
 	}
 	return rt.out.Flush()
 }

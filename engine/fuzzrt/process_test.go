@@ -1,9 +1,7 @@
 package fuzzrt
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -90,13 +88,13 @@ func startTestWorker(t *testing.T) *testWorker {
 	}
 	go func() {
 		defer close(w.msgs)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
+		frames := NewFrameReader(outR)
+		for {
 			m := new(Message)
-			if json.Unmarshal(sc.Bytes(), m) == nil {
-				w.msgs <- m
+			if frames.Read(m) != nil {
+				return
 			}
+			w.msgs <- m
 		}
 	}()
 	go func() {
@@ -138,8 +136,7 @@ func (w *testWorker) output() string {
 
 func (w *testWorker) send(t *testing.T, r *Request) {
 	t.Helper()
-	data, _ := json.Marshal(r)
-	if _, err := w.in.Write(append(data, '\n')); err != nil {
+	if _, err := w.in.Write(AppendFrame(nil, r)); err != nil {
 		t.Fatalf("sending %+v: %v", r, err)
 	}
 }
@@ -242,11 +239,9 @@ func TestWorkerStacks(t *testing.T) {
 	// reading the one that matters (200 KiB, more than a pipe holds).
 	go func() {
 		for i := range 200 {
-			data, _ := json.Marshal(&Request{Add: &Entry{Input: string(Marshal([]any{bytes.Repeat([]byte{byte(i)}, 1000)}))}})
-			w.in.Write(append(data, '\n'))
+			w.in.Write(AppendFrame(nil, &Request{Add: &Entry{Input: string(Marshal([]any{bytes.Repeat([]byte{byte(i)}, 1000)}))}}))
 		}
-		data, _ := json.Marshal(&Request{Stacks: true})
-		w.in.Write(append(data, '\n'))
+		w.in.Write(AppendFrame(nil, &Request{Stacks: true}))
 	}()
 	if code := w.exited(t, time.Minute); code != 2 {
 		t.Errorf("exit status %d, want 2", code)

@@ -1,11 +1,20 @@
 package fuzzrt
 
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+)
+
 // The coordinator starts a worker with EnvMode set, its commands on file descriptor 3
-// and the worker's messages on file descriptor 4, one JSON object a line. Each message
-// has exactly one field set, as internal/fuzz's RPC does. No message size is bounded
-// (both ends read with a json.Decoder): an input is as large as the target's seeds
-// make it. Inputs that come in numbers (seeds, a worker's initial corpus) go one a
-// message, so that no single message grows with their count.
+// and the worker's messages on file descriptor 4, one frame a message (AppendFrame,
+// FrameReader). Each message has exactly one field set, as internal/fuzz's RPC does.
+// No message size is bounded: an input is as large as the target's seeds make it.
+// Inputs that come in numbers (seeds, a worker's initial corpus) go one a message, so
+// that no single message grows with their count.
 
 const (
 	// EnvMode selects what the test binary does: ModeSeeds or ModeWorker. When unset
@@ -22,99 +31,298 @@ const (
 
 // Request is a coordinator → worker message.
 type Request struct {
-	Load *Entry    `json:"load,omitempty"` // an initial entry for the next Fuzz request, which follows
-	Fuzz *FuzzArgs `json:"fuzz,omitempty"` // start (or resume) the fuzzing loop from the entries loaded
-	Add  *Entry    `json:"add,omitempty"`  // an entry another worker found
-	Exec *ExecArgs `json:"exec,omitempty"` // run one input (the loop pauses for it)
-	Stop bool      `json:"stop,omitempty"` // pause the loop; the worker stays ready for Exec
+	Load *Entry    // an initial entry for the next Fuzz request, which follows
+	Fuzz *FuzzArgs // start (or resume) the fuzzing loop from the entries loaded
+	Add  *Entry    // an entry another worker found
+	Exec *ExecArgs // run one input (the loop pauses for it)
+	Stop bool      // pause the loop; the worker stays ready for Exec
 	// Focus directs the loop toward changed code (engine/focus.go); an empty one clears it.
-	Focus *Focus `json:"focus,omitempty"`
+	Focus *Focus
 	// Stacks asks a worker whose execution ran too long or too big for its stack
 	// samples and every goroutine's stack, on stderr; it then exits (stacks.go).
-	Stacks bool `json:"stacks,omitempty"`
+	Stacks bool
 }
 
 // Focus is where changed code is (engine/focus.go): the entries reaching its
 // counters get more energy and comparison rounds first, those reaching Near
 // the most, those reaching only Callers a little more than the rest, and the comparisons at Sites are tried first in those rounds.
 type Focus struct {
-	Counters []uint32 `json:"counters,omitempty"` // the frontier: unreached changed blocks, reached blocks of their functions
-	Near     []uint32 `json:"near,omitempty"`     // the changed code reached next to them: blocks, comparison sites' counters
-	Sites    []uint32 `json:"sites,omitempty"`    // comparison sites on changed lines (hook site numbers)
-	Callers  []uint32 `json:"callers,omitempty"`  // farther: reached blocks of the functions calling the frontier's
+	Counters []uint32 // the frontier: unreached changed blocks, reached blocks of their functions
+	Near     []uint32 // the changed code reached next to them: blocks, comparison sites' counters
+	Sites    []uint32 // comparison sites on changed lines (hook site numbers)
+	Callers  []uint32 // farther: reached blocks of the functions calling the frontier's
 }
 
 // FuzzArgs starts the loop from the initial corpus (seeds, cached corpus) sent
 // before it in Load requests.
 type FuzzArgs struct {
-	Types []string `json:"types"` // argument types, as TypeName spells them
-	Seed  uint64   `json:"seed"`  // for the mutator's PRNG
+	Types []string // argument types, as TypeName spells them
+	Seed  uint64   // for the mutator's PRNG
 	// MaxLen bounds the []byte and string lengths mutation produces; the worker
 	// raises it to its largest initial value, so a seed's size is never cut.
-	MaxLen int      `json:"maxLen"`
-	Dict   [][]byte `json:"dict,omitempty"` // bytes, not strings: JSON would mangle invalid UTF-8
+	MaxLen int
+	Dict   [][]byte // bytes, not strings: JSON would mangle invalid UTF-8
 }
 
 // Entry is one corpus entry with the coverage it reaches.
 type Entry struct {
-	Input string   `json:"input"`         // `go test fuzz v1` text
-	Cov   []uint32 `json:"cov,omitempty"` // counter index << 8 | bucket bits
+	Input string   // `go test fuzz v1` text
+	Cov   []uint32 // counter index << 8 | bucket bits
 }
 
 // ExecArgs asks for one execution.
 type ExecArgs struct {
-	ID    int64  `json:"id"`
-	Input string `json:"input"`
+	ID    int64
+	Input string
 }
 
 // Message is a worker → coordinator message.
 type Message struct {
-	Hello  *Hello       `json:"hello,omitempty"`
-	Seeds  *Seeds       `json:"seeds,omitempty"`
-	Seed   *Seed        `json:"seed,omitempty"`
-	New    *Entry       `json:"new,omitempty"`
-	Crash  *CrashReport `json:"crash,omitempty"`
-	Result *ExecResult  `json:"result,omitempty"`
+	Hello  *Hello
+	Seeds  *Seeds
+	Seed   *Seed
+	New    *Entry
+	Crash  *CrashReport
+	Result *ExecResult
 	// Cmps summarizes the comparisons recorded since the last Cmps message.
-	Cmps []CmpSummary `json:"cmps,omitempty"`
+	Cmps []CmpSummary
 	// Loaded: the initial corpus of a Fuzz request has run, and the New
 	// messages before this one carry the coverage it reaches.
-	Loaded bool `json:"loaded,omitempty"`
+	Loaded bool
 }
 
 // Hello is the worker's first message.
 type Hello struct {
-	Counters int `json:"counters"`
-	PID      int `json:"pid"`
+	Counters int
+	PID      int
 	// Baseline is what ran before the first input (the target's f.Add calls, init
 	// code), as index<<8 | bucket bits: covered, though no input reaches it.
-	Baseline []uint32 `json:"baseline,omitempty"`
+	Baseline []uint32
 }
 
 // Seeds begins the answer of a ModeSeeds run: the argument types and how many
 // Seed messages follow.
 type Seeds struct {
-	Types []string `json:"types"`
-	Count int      `json:"count"`
+	Types []string
+	Count int
 }
 
 // Seed is one seed corpus entry: from f.Add (Path empty) or testdata/fuzz.
 type Seed struct {
-	Input string `json:"input"`
-	Path  string `json:"path,omitempty"`
+	Input string
+	Path  string
 }
 
 // CrashReport is a failure the worker survived (a panic or t.Fatal in the fuzz
 // function): testing recovers those and hands back their output.
 type CrashReport struct {
-	Input  string `json:"input"`
-	Output string `json:"output"`
-	Repeat int    `json:"repeat,omitempty"` // same output seen again this many times since last report
+	Input  string
+	Output string
+	Repeat int // same output seen again this many times since last report
 }
 
 // ExecResult answers ExecArgs.
 type ExecResult struct {
-	ID     int64    `json:"id"`
-	Output string   `json:"output,omitempty"` // failure output; empty when the input passed
-	Cov    []uint32 `json:"cov,omitempty"`
+	ID     int64
+	Output string // failure output; empty when the input passed
+	Cov    []uint32
+}
+
+// A frame is the length of its payload (uvarint), then the payload: the message's
+// fields in their order of declaration, each as its kind says (encodeValue).
+// Both ends are built from these sources, so the field order is the schema; the
+// encoding is this file's own, not encoding/json, which the runtime does not
+// import: it would be a package of the test binary's own (std.go: the standard
+// library's targets, encoding/json's among them), and instrumented there.
+
+// AppendFrame appends m, a *Request or a *Message, as one frame.
+func AppendFrame(b []byte, m any) []byte {
+	payload := encodeValue(nil, reflect.ValueOf(m).Elem())
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	return append(b, payload...)
+}
+
+// encodeValue appends v: a pointer as a presence byte and what it points to, a
+// struct as its fields in order, a bool as a byte, integers as varints, a string or
+// []byte as its length and bytes, another slice as its length and elements.
+func encodeValue(b []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return append(b, 0)
+		}
+		return encodeValue(append(b, 1), v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			b = encodeValue(b, v.Field(i))
+		}
+		return b
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.AppendVarint(b, v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return binary.AppendUvarint(b, v.Uint())
+	case reflect.String:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		return append(b, v.String()...)
+	case reflect.Slice:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		switch s := v.Interface().(type) {
+		case []byte:
+			return append(b, s...)
+		case []uint32: // coverage: thousands of them
+			for _, u := range s {
+				b = binary.AppendUvarint(b, uint64(u))
+			}
+			return b
+		}
+		for i := range v.Len() {
+			b = encodeValue(b, v.Index(i))
+		}
+		return b
+	}
+	panic("fuzzrt: no wire encoding for " + v.Type().String())
+}
+
+// FrameReader reads frames from a stream.
+type FrameReader struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+// NewFrameReader reads the frames of r.
+func NewFrameReader(r io.Reader) *FrameReader { return &FrameReader{r: bufio.NewReader(r)} }
+
+// ErrFrame is a frame that does not decode as the message asked for.
+var ErrFrame = errors.New("malformed frame")
+
+// Read decodes the next frame into m, a *Request or a *Message (zeroed first). At
+// the end of the stream between frames it returns io.EOF; a stream that ends
+// inside a frame is io.ErrUnexpectedEOF.
+func (fr *FrameReader) Read(m any) error {
+	n, err := binary.ReadUvarint(fr.r)
+	if err != nil {
+		if err == io.EOF {
+			return io.EOF
+		}
+		return fmt.Errorf("frame length: %w", err)
+	}
+	// Grow with what arrives, so that a length that is garbage does not
+	// allocate what it says.
+	fr.buf = fr.buf[:0]
+	for uint64(len(fr.buf)) < n {
+		chunk := min(n-uint64(len(fr.buf)), 1<<20)
+		start := len(fr.buf)
+		fr.buf = append(fr.buf, make([]byte, chunk)...)
+		if _, err := io.ReadFull(fr.r, fr.buf[start:]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	v := reflect.ValueOf(m).Elem()
+	v.SetZero()
+	d := decoder{b: fr.buf}
+	d.value(v)
+	if d.err != nil || len(d.b) != 0 {
+		return fmt.Errorf("%w (%d bytes)", ErrFrame, n)
+	}
+	if cap(fr.buf) > 1<<20 {
+		fr.buf = nil // a big input's frame is not kept for the small ones after it
+	}
+	return nil
+}
+
+// decoder reads what encodeValue wrote; after an error it reads nothing more.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	u, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return u
+}
+
+func (d *decoder) fail() { d.err, d.b = ErrFrame, nil }
+
+// length reads a length of which each unit takes at least one byte of what follows.
+func (d *decoder) length() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) value(v reflect.Value) {
+	if d.err != nil {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if p := d.uvarint(); p == 1 {
+			v.Set(reflect.New(v.Type().Elem()))
+			d.value(v.Elem())
+		} else if p != 0 {
+			d.fail()
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			d.value(v.Field(i))
+		}
+	case reflect.Bool:
+		switch d.uvarint() {
+		case 0:
+		case 1:
+			v.SetBool(true)
+		default:
+			d.fail()
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i, n := binary.Varint(d.b)
+		if n <= 0 || v.OverflowInt(i) {
+			d.fail()
+			return
+		}
+		d.b = d.b[n:]
+		v.SetInt(i)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if u := d.uvarint(); v.OverflowUint(u) {
+			d.fail()
+		} else {
+			v.SetUint(u)
+		}
+	case reflect.String:
+		n := d.length()
+		v.SetString(string(d.b[:n]))
+		d.b = d.b[n:]
+	case reflect.Slice:
+		n := d.length()
+		if n == 0 {
+			return // nil, as the zero message has it
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			v.SetBytes(append([]byte(nil), d.b[:n]...))
+			d.b = d.b[n:]
+			return
+		}
+		v.Set(reflect.MakeSlice(v.Type(), n, n))
+		for i := range n {
+			d.value(v.Index(i))
+		}
+	default:
+		d.fail()
+	}
 }

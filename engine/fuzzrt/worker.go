@@ -1,9 +1,7 @@
 package fuzzrt
 
 import (
-	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -123,10 +121,10 @@ func (w *worker) readRequests() {
 			}
 		}
 	}()
-	dec := json.NewDecoder(bufio.NewReader(w.rt.in))
+	frames := NewFrameReader(w.rt.in)
 	for {
 		var r Request
-		if err := dec.Decode(&r); err == io.EOF {
+		if err := frames.Read(&r); err == io.EOF {
 			os.Exit(0)
 		} else if err != nil {
 			fmt.Fprintf(os.Stderr, "fuzzls worker: bad request: %v\n", err)

@@ -3,8 +3,8 @@ package fuzzrt
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +172,6 @@ func TestExecutedBeforeTheCall(t *testing.T) {
 	var out bytes.Buffer
 	rt := &runtimeState{counters: counters, total: 8, mem: mem}
 	rt.out = bufio.NewWriter(&out)
-	rt.enc = json.NewEncoder(rt.out)
 	fn := func(e corpusEntry) error {
 		b := e.Values[0].([]byte)
 		counters[0][len(b)%8]++
@@ -194,9 +193,12 @@ func TestExecutedBeforeTheCall(t *testing.T) {
 		t.Errorf("corpus keeps %q, want the input as called, \"ab\"", got)
 	}
 	var newIn, crashIn string
-	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+	frames := NewFrameReader(&out)
+	for {
 		var m Message
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
+		if err := frames.Read(&m); err == io.EOF {
+			break
+		} else if err != nil {
 			t.Fatal(err)
 		}
 		if m.New != nil {
