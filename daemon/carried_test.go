@@ -34,7 +34,7 @@ func TestCarriedInput(t *testing.T) {
 		{"long", fmt.Sprintf("string(%q)", "0/0"+strings.Repeat(" ", 1<<20)), false, "Add input to seed corpus (command); Debug this crash (command)"},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
-			c := &engine.Crash{ID: "c1", Kind: engine.KindPanic, Message: "boom", File: calc, Line: line, Input: tc.input, Minimized: true, Target: target}
+			c := &engine.Crash{ID: "c1", Kind: fproto.KindPanic, Message: "boom", File: calc, Line: line, Input: tc.input, Minimized: true, Target: target}
 			s := &server{}
 			s.folders = []string{dir}
 			s.crashes = map[string]*engine.Crash{c.ID: c}

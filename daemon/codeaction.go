@@ -76,7 +76,7 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 			add.Command = protocol.Command{Title: add.Title, Command: fproto.CommandAddToCorpus, Arguments: []protocol.LSPAny{arg}}
 		}
 		actions = append(actions, add)
-		if c.Kind != engine.KindSlow {
+		if c.Kind != fproto.KindSlow {
 			actions = append(actions, debugAction(c, diags))
 		}
 

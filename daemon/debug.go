@@ -43,7 +43,7 @@ func (s *server) debugLenses(path string, m *mapper) []protocol.CodeLens {
 	s.mu.Lock()
 	all := make([]*engine.Crash, 0, len(s.crashes))
 	for _, c := range s.crashes {
-		if c.Kind != engine.KindSlow {
+		if c.Kind != fproto.KindSlow {
 			all = append(all, c)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/failure"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -115,7 +116,7 @@ type fileDiagnostics struct {
 // it is inside the workspace (the first frame in the user's code, or for a
 // stack overflow the call that recursed), else the first frame of the stack
 // inside the workspace, else the target; and the other in-workspace frames.
-func (s *server) crashLocation(c *engine.Crash) (file string, line int, others []engine.Frame) {
+func (s *server) crashLocation(c *engine.Crash) (file string, line int, others []failure.Frame) {
 	if c.File != "" && c.Line > 0 && s.inWorkspace(c.File) {
 		file, line = c.File, c.Line
 	}
@@ -167,12 +168,12 @@ func (s *server) crashDiagnostic(c *engine.Crash) (string, protocol.Diagnostic, 
 	data, _ := json.Marshal(fproto.CrashData{
 		Crash:     c.ID,
 		Target:    fproto.TargetID{Package: c.Target.Package, Name: c.Target.Name},
-		Kind:      c.Kind,
+		Kind:      string(c.Kind),
 		Input:     carried(c.Input),
 		Minimized: c.Minimized,
 	})
 	severity := protocol.DiagnosticSeverityError
-	if c.Kind == engine.KindSlow { // not a failure
+	if c.Kind == fproto.KindSlow { // not a failure
 		severity = protocol.DiagnosticSeverityWarning
 	}
 	return file, protocol.Diagnostic{
@@ -210,7 +211,7 @@ func carried(input string) string {
 func crashMessage(c *engine.Crash) string {
 	msg := strings.TrimSpace(c.Message)
 	if msg == "" {
-		msg = c.Kind
+		msg = string(c.Kind)
 	}
 	if lines := strings.SplitN(msg, "\n", 4); len(lines) > 3 {
 		msg = strings.Join(lines[:3], "\n") + "\n…"

@@ -12,7 +12,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/internal/proc"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -71,7 +70,7 @@ func TestEngineEndToEnd(t *testing.T) {
 			}
 		}
 	})
-	if src, _ := diag.Source.Get(); src != "fuzzls" || diag.Severity != protocol.DiagnosticSeverityError || diag.Code != protocol.String(engine.KindPanic) {
+	if src, _ := diag.Source.Get(); src != "fuzzls" || diag.Severity != protocol.DiagnosticSeverityError || diag.Code != protocol.String(fproto.KindPanic) {
 		t.Errorf("crash diagnostic = %+v", diag)
 	}
 
@@ -112,7 +111,7 @@ func TestEngineEndToEnd(t *testing.T) {
 	saved := time.Now()
 	_ = p.Server.DidSave(p.Ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(calcGo)}})
 	c.await(t, "the crash diagnostic removed and \"FuzzEval: crash fixed\"", 2*time.Minute, func() bool {
-		return !slices.ContainsFunc(c.diags(calcURI), func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) }) &&
+		return !slices.ContainsFunc(c.diags(calcURI), func(d protocol.Diagnostic) bool { return d.Code == protocol.String(fproto.KindPanic) }) &&
 			slices.ContainsFunc(c.messages(), func(m protocol.ShowMessageParams) bool { return m.Message == "FuzzEval: crash fixed" })
 	})
 	c.await(t, "coverage again after the fix", 2*time.Minute, func() bool {
@@ -276,7 +275,7 @@ func TestBuildFlagsSetting(t *testing.T) {
 	decodeURI := string(uri.File(decodeGo))
 	c.await(t, "the crash diagnostic in the tagged file", 3*time.Minute, func() bool {
 		return slices.ContainsFunc(c.diags(decodeURI), func(d protocol.Diagnostic) bool {
-			return d.Range.Start.Line == uint32(bugLine-1) && d.Code == protocol.String(engine.KindPanic)
+			return d.Range.Start.Line == uint32(bugLine-1) && d.Code == protocol.String(fproto.KindPanic)
 		})
 	})
 }

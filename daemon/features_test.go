@@ -15,7 +15,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/internal/lspclient"
 	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
@@ -154,7 +153,7 @@ func TestCrashFeatures(t *testing.T) {
 	d := w.awaitDiag(t, "the crash diagnostic on the division", w.calcURI, func(d protocol.Diagnostic) bool { return d.Range.Start.Line == uint32(w.divLine-1) })
 	msg := diagMessage(d)
 	src, _ := d.Source.Get()
-	if d.Severity != protocol.DiagnosticSeverityError || src != "fuzzls" || d.Code != protocol.String(engine.KindPanic) ||
+	if d.Severity != protocol.DiagnosticSeverityError || src != "fuzzls" || d.Code != protocol.String(fproto.KindPanic) ||
 		!strings.HasPrefix(msg, "runtime error: integer divide by zero\nFuzzEval(") || d.Range.Start.Character != 3 {
 		t.Errorf("crash diagnostic = %+v (message %q)", d, msg)
 	}
@@ -169,7 +168,7 @@ func TestCrashFeatures(t *testing.T) {
 		return d.Range.Start.Line == uint32(w.divLine-1) && !strings.Contains(diagMessage(d), "minimizing")
 	})
 	var data fproto.CrashData
-	if err := json.Unmarshal(d.Data, &data); err != nil || data.Crash == "" || data.Kind != engine.KindPanic || !data.Minimized ||
+	if err := json.Unmarshal(d.Data, &data); err != nil || data.Crash == "" || data.Kind != fproto.KindPanic || !data.Minimized ||
 		data.Target != (fproto.TargetID{Package: "example.com/calc", Name: "FuzzEval"}) || !strings.HasPrefix(data.Input, "go test fuzz v1\nstring(") {
 		t.Errorf("data = %s (%v)", d.Data, err)
 	}
@@ -304,7 +303,7 @@ func TestBuildErrorThenFix(t *testing.T) {
 	w := startCalc(t, Options{}, nil)
 	c := w.lspConn
 	w.start(t)
-	w.awaitDiag(t, "the crash diagnostic", w.calcURI, func(d protocol.Diagnostic) bool { return d.Code == protocol.String(engine.KindPanic) })
+	w.awaitDiag(t, "the crash diagnostic", w.calcURI, func(d protocol.Diagnostic) bool { return d.Code == protocol.String(fproto.KindPanic) })
 
 	good := mustRead(t, w.calcGo)
 	badLine := lineOf(t, w.calcGo, `return 0, fmt.Errorf("unexpected %q at %d"`)
@@ -596,7 +595,7 @@ func TestProcessExitReachesEditor(t *testing.T) {
 		line := uint32(lineOf(t, srcGo, tc.mark) - 1)
 		p.lspConn.await(t, tc.target+"'s exit as a diagnostic at "+tc.mark, 90*time.Second, func() bool {
 			return slices.ContainsFunc(p.lspConn.diags(string(uri.File(srcGo))), func(d protocol.Diagnostic) bool {
-				return d.Range.Start.Line == line && d.Code == protocol.String(engine.KindExit)
+				return d.Range.Start.Line == line && d.Code == protocol.String(fproto.KindExit)
 			})
 		})
 	}

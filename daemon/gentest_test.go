@@ -14,7 +14,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -160,7 +159,7 @@ func TestGenerateFuzzTest(t *testing.T) {
 	start := time.Now()
 	c.await(t, "the crash diagnostic at the bug behind Mode and Limits.Max", 3*time.Minute, func() bool {
 		return slices.ContainsFunc(c.diags(string(uri.File(configGo))), func(d protocol.Diagnostic) bool {
-			return d.Range.Start.Line == uint32(bug-1) && d.Code == protocol.String(engine.KindPanic)
+			return d.Range.Start.Line == uint32(bug-1) && d.Code == protocol.String(fproto.KindPanic)
 		})
 	})
 	t.Logf("FuzzCheck found the bug %v after its start", time.Since(start))

@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
 // Hover on a crash line shows each failure there: its message, the full input
@@ -57,7 +58,7 @@ func crashMarkdown(c *engine.Crash) string {
 	fmt.Fprintf(&b, "**%s: %s** (%s, seen %d×)\n\n", c.Target.Name, c.Kind, state, max(c.Count, 1))
 	fmt.Fprintf(&b, "```\n%s\n```\n\n", strings.TrimSpace(c.Message))
 	fmt.Fprintf(&b, "Input:\n\n```go\n%s\n```\n\n", strings.TrimRight(c.Input, "\n"))
-	if c.Kind == engine.KindRace && c.Output != "" {
+	if c.Kind == fproto.KindRace && c.Output != "" {
 		// Both goroutines' stacks, under the race detector's own headings.
 		fmt.Fprintf(&b, "Race report:\n\n```\n%s\n```\n\n", strings.TrimSpace(c.Output))
 	} else if len(c.Frames) > 0 {

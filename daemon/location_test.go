@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/failure"
 )
 
 // TestCrashLocation: the diagnostic goes where the engine located the failure
@@ -25,11 +26,11 @@ func TestCrashLocation(t *testing.T) {
 		nOthers  int
 		wantFile string
 	}{
-		{"stack overflow: the recursing call", engine.Crash{File: src, Line: 36, Frames: []engine.Frame{
+		{"stack overflow: the recursing call", engine.Crash{File: src, Line: 36, Frames: []failure.Frame{
 			{File: src, Line: 35}, {File: src, Line: 36}, {File: src, Line: 36}}}, 36, 2, src},
-		{"panic: the first frame", engine.Crash{File: src, Line: 18, Frames: []engine.Frame{
+		{"panic: the first frame", engine.Crash{File: src, Line: 18, Frames: []failure.Frame{
 			{File: src, Line: 18}, {File: target.File, Line: 10}}}, 18, 1, src},
-		{"in a dependency: the first frame in the workspace", engine.Crash{File: dep, Line: 5, Frames: []engine.Frame{
+		{"in a dependency: the first frame in the workspace", engine.Crash{File: dep, Line: 5, Frames: []failure.Frame{
 			{File: dep, Line: 5}, {File: src, Line: 12}}}, 12, 0, src},
 		{"no frame: the target", engine.Crash{}, 30, 0, target.File},
 	} {

@@ -387,7 +387,7 @@ func (s *server) handleEvent(ev engine.Event) {
 		s.mu.Unlock()
 		if known {
 			s.publishDiagnostics()
-			if ev.Crash.Kind != engine.KindSlow { // a slow input is forgotten on each build
+			if ev.Crash.Kind != fproto.KindSlow { // a slow input is forgotten on each build
 				s.showMessage(protocol.MessageTypeInfo, "%s: crash fixed", ev.Crash.Target.Name)
 			}
 		}

@@ -6,8 +6,10 @@ import (
 	"regexp"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // Options configure an Engine. Zero values take the defaults noted.
@@ -26,7 +28,7 @@ type Options struct {
 	Log     io.Writer // progress and diagnostics for humans; nil discards
 	Dict    string    // a dictionary file (AFL/libFuzzer syntax) for every target
 	Nice    int       // workers' nice value (1 to 19), so that they yield the cores to the editor and builds; 0 = unchanged
-	Leaks   bool      // report inputs that leave goroutines blocked (KindLeak); costs a goroutine count per execution
+	Leaks   bool      // report inputs that leave goroutines blocked (a leak); costs a goroutine count per execution
 	// Sync is a directory shared with other fuzzls processes (sync.go): corpus
 	// entries and failures each found go there, under SyncName (default
 	// host-pid), and what it holds is taken up: the corpus entries join the
@@ -85,34 +87,11 @@ type Target struct {
 // ID is "importpath.FuzzXxx".
 func (t Target) ID() string { return t.Package + "." + t.Name }
 
-// Frame is one frame of a failure's stack.
-type Frame struct {
-	Function string `json:"function"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-}
-
-// Failure kinds.
-const (
-	KindPanic          = "panic"
-	KindError          = "error"
-	KindGoroutinePanic = "goroutine-panic"
-	KindFatal          = "fatal"
-	KindExit           = "exit"
-	KindHang           = "hang"
-	KindOOM            = "oom"
-	KindLeak           = "leak" // goroutines the input started stay blocked (Options.Leaks)
-	KindRace           = "race" // a data race, found by a -race build
-	// KindSlow is no failure: an input that ran past the adaptive hang limit and
-	// then finished. A warning: it never fails a run nor counts in Stats.Crashes.
-	KindSlow = "slow"
-)
-
 // KindInfo describes a kind of Crash.
 type KindInfo struct {
-	Kind        string // one of the Kind constants
+	Kind        failure.Kind
 	Description string // what happened, for people: "the fuzz function panicked"
-	Warning     bool   // not a failure (KindSlow)
+	Warning     bool   // not a failure (protocol.KindSlow)
 	// GoTestMisses says why `go test -run` passes on an input of this kind
 	// (go test lacks the check that found it), or is "" when go test fails on
 	// it; Flag is then the fuzzls fuzz flag that turns the check on, for the
@@ -121,27 +100,28 @@ type KindInfo struct {
 	Flag         string
 }
 
-// kinds is the one list of the Kind constants: what reports every kind (SARIF's
-// rules) walks it, and TestKinds checks that it holds every constant.
+// kinds is the one list of protocol's Kind constants: what reports every kind
+// (SARIF's rules) walks it, and TestFailureKinds checks that it holds every
+// constant.
 var kinds = []KindInfo{
-	{Kind: KindPanic, Description: "the fuzz function panicked"},
-	{Kind: KindError, Description: "the fuzz function called t.Error or t.Fatal"},
-	{Kind: KindGoroutinePanic, Description: "a goroutine started by the fuzz function panicked"},
-	{Kind: KindFatal, Description: "the Go runtime stopped with a fatal error"},
-	{Kind: KindExit, Description: "the process exited while running an input"},
-	{Kind: KindHang, Description: "an input ran longer than the hang limit"},
-	{Kind: KindOOM, Description: "an input used more memory than the limit"},
-	{Kind: KindLeak, Description: "goroutines the fuzz function started stay blocked after it returned (-leaks)",
+	{Kind: protocol.KindPanic, Description: "the fuzz function panicked"},
+	{Kind: protocol.KindError, Description: "the fuzz function called t.Error or t.Fatal"},
+	{Kind: protocol.KindGoroutinePanic, Description: "a goroutine started by the fuzz function panicked"},
+	{Kind: protocol.KindFatal, Description: "the Go runtime stopped with a fatal error"},
+	{Kind: protocol.KindExit, Description: "the process exited while running an input"},
+	{Kind: protocol.KindHang, Description: "an input ran longer than the hang limit"},
+	{Kind: protocol.KindOOM, Description: "an input used more memory than the limit"},
+	{Kind: protocol.KindLeak, Description: "goroutines the fuzz function started stay blocked after it returned (-leaks)",
 		GoTestMisses: "go test has no goroutine-leak check", Flag: "-leaks"},
-	{Kind: KindRace, Description: "a data race between goroutines of the fuzz function (a -race build)"},
-	{Kind: KindSlow, Description: "an input ran past the adaptive hang limit, then finished (a warning, not a failure)", Warning: true},
+	{Kind: protocol.KindRace, Description: "a data race between goroutines of the fuzz function (a -race build)"},
+	{Kind: protocol.KindSlow, Description: "an input ran past the adaptive hang limit, then finished (a warning, not a failure)", Warning: true},
 }
 
 // Kinds lists every kind of Crash.
 func Kinds() []KindInfo { return append([]KindInfo(nil), kinds...) }
 
 // LookupKind is kind's KindInfo (with only Kind set for a kind not listed).
-func LookupKind(kind string) KindInfo {
+func LookupKind(kind failure.Kind) KindInfo {
 	for _, k := range kinds {
 		if k.Kind == kind {
 			return k
@@ -152,17 +132,17 @@ func LookupKind(kind string) KindInfo {
 
 // Crash is one distinct failure of a target.
 type Crash struct {
-	ID        string  // stable over runs: derived from target, kind and location
-	Target    Target  //
-	Kind      string  // one of the Kind constants
-	Message   string  // first line(s) of the failure: panic value, t.Fatal text, fatal error
-	File      string  // absolute path of the first frame inside the user's module ("" if unknown)
-	Line      int     //
-	Frames    []Frame // the failing goroutine's stack, innermost first
-	Output    string  // the raw failure text (error or stderr excerpt)
-	Input     string  // the failing input in the `go test fuzz v1` format
-	Minimized bool    // Input is the result of minimization
-	Flaky     bool    // the input did not fail again when replayed: not minimized, a warning
+	ID        string // stable over runs: derived from target, kind and location
+	Target    Target //
+	Kind      failure.Kind
+	Message   string          // first line(s) of the failure: panic value, t.Fatal text, fatal error
+	File      string          // absolute path of the first frame inside the user's module ("" if unknown)
+	Line      int             //
+	Frames    []failure.Frame // the failing goroutine's stack, innermost first
+	Output    string          // the raw failure text (error or stderr excerpt)
+	Input     string          // the failing input in the `go test fuzz v1` format
+	Minimized bool            // Input is the result of minimization
+	Flaky     bool            // the input did not fail again when replayed: not minimized, a warning
 	// Verified: Input failed again, the same way, on a fresh worker (as go
 	// test's replay runs it): a failure that fails a run. Neither Verified nor
 	// Flaky: it could not be replayed (see CrashEvent).

@@ -13,8 +13,10 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/internal/testws"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // TestCalc is the README's example: the calculator's division by zero is found,
@@ -28,7 +30,7 @@ func TestCalc(t *testing.T) {
 		t.Fatalf("got %d crashes, want 1; events: %v", len(crashes), rec.events)
 	}
 	c := crashes[0]
-	if c.Kind != KindPanic {
+	if c.Kind != protocol.KindPanic {
 		t.Errorf("kind = %q, want panic", c.Kind)
 	}
 	wantFile := filepath.Join(dir, "calc.go")
@@ -65,20 +67,22 @@ func TestCalc(t *testing.T) {
 func TestCrashKinds(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
 	tests := []struct {
-		desc, target, kind, marker, file string
+		desc, target string
+		kind         failure.Kind
+		marker, file string
 	}{
-		{"panic in the fuzz function's goroutine", "FuzzPanic", KindPanic, "MARK:panic", "crashers.go"},
-		{"t.Fatalf", "FuzzError", KindError, "MARK:error", "crashers_test.go"},
-		{"panic in a goroutine the target started", "FuzzGoroutinePanic", KindGoroutinePanic, "MARK:goroutine-panic", "crashers.go"},
-		{"stack overflow", "FuzzFatal", KindFatal, "MARK:fatal", "crashers.go"},
-		{"map written by two goroutines the target started", "FuzzMapWrites", KindFatal, "MARK:concurrent-map-writes", "crashers.go"},
-		{"os.Exit", "FuzzExit", KindExit, "MARK:exit", "crashers.go"},
-		{"log.Fatalf", "FuzzLogFatal", KindExit, "MARK:logfatal", "crashers.go"},
-		{"hang", "FuzzHang", KindHang, "MARK:hang", "crashers.go"},
-		{"busy loop with a comparison", "FuzzSpin", KindHang, "MARK:spin", "crashers.go"},
-		{"endless loop busy in the functions it calls", "FuzzChurn", KindHang, "MARK:churn", "crashers.go"},
-		{"unbounded allocation", "FuzzAlloc", KindOOM, "MARK:oom", "crashers.go"},
-		{"one allocation past the limit, never touched", "FuzzBigAlloc", KindOOM, "MARK:bigalloc", "crashers.go"},
+		{"panic in the fuzz function's goroutine", "FuzzPanic", protocol.KindPanic, "MARK:panic", "crashers.go"},
+		{"t.Fatalf", "FuzzError", protocol.KindError, "MARK:error", "crashers_test.go"},
+		{"panic in a goroutine the target started", "FuzzGoroutinePanic", protocol.KindGoroutinePanic, "MARK:goroutine-panic", "crashers.go"},
+		{"stack overflow", "FuzzFatal", protocol.KindFatal, "MARK:fatal", "crashers.go"},
+		{"map written by two goroutines the target started", "FuzzMapWrites", protocol.KindFatal, "MARK:concurrent-map-writes", "crashers.go"},
+		{"os.Exit", "FuzzExit", protocol.KindExit, "MARK:exit", "crashers.go"},
+		{"log.Fatalf", "FuzzLogFatal", protocol.KindExit, "MARK:logfatal", "crashers.go"},
+		{"hang", "FuzzHang", protocol.KindHang, "MARK:hang", "crashers.go"},
+		{"busy loop with a comparison", "FuzzSpin", protocol.KindHang, "MARK:spin", "crashers.go"},
+		{"endless loop busy in the functions it calls", "FuzzChurn", protocol.KindHang, "MARK:churn", "crashers.go"},
+		{"unbounded allocation", "FuzzAlloc", protocol.KindOOM, "MARK:oom", "crashers.go"},
+		{"one allocation past the limit, never touched", "FuzzBigAlloc", protocol.KindOOM, "MARK:bigalloc", "crashers.go"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.target, func(t *testing.T) {
@@ -88,7 +92,7 @@ func TestCrashKinds(t *testing.T) {
 			// is not mistaken for one.
 			var timeout time.Duration
 			rss := 0 // the default 2 GiB leaves room for a 1 GB stack to overflow
-			if tc.kind == KindOOM {
+			if tc.kind == protocol.KindOOM {
 				rss = 300
 			}
 			s, _ := fuzzOnce(t, dir, tc.target, Options{Parallel: 1, Timeout: timeout, MinimizeTime: 5 * time.Second, RSSLimitMB: rss})
@@ -99,7 +103,7 @@ func TestCrashKinds(t *testing.T) {
 			c := cs[0]
 			file := filepath.Join(dir, tc.file)
 			line := markerLine(t, file, tc.marker)
-			if c.Kind != tc.kind || c.File != file || (c.Line != line && !((tc.kind == KindHang || tc.kind == KindOOM) && c.Line >= line && c.Line <= line+3)) {
+			if c.Kind != tc.kind || c.File != file || (c.Line != line && !((tc.kind == protocol.KindHang || tc.kind == protocol.KindOOM) && c.Line >= line && c.Line <= line+3)) {
 				t.Errorf("%s: got %s at %s:%d, want %s at %s:%d\nmessage: %s\noutput:\n%s", tc.desc, c.Kind, c.File, c.Line, tc.kind, file, line, c.Message, truncate(c.Output, 3000))
 			}
 			if c.Flaky {
@@ -122,7 +126,7 @@ func TestOOMOnEveryWorker(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
 	s, _ := fuzzOnce(t, dir, "FuzzBigAlloc", Options{Parallel: 1, MinimizeTime: 5 * time.Second, RSSLimitMB: 300})
 	cs := s.Crashes()
-	if len(cs) != 1 || cs[0].Kind != KindOOM || cs[0].Flaky {
+	if len(cs) != 1 || cs[0].Kind != protocol.KindOOM || cs[0].Flaky {
 		t.Fatalf("crashes = %+v, want one oom, not flaky", cs)
 	}
 	if want := "over the limit of 300 MiB"; !strings.Contains(cs[0].Message, want) {
@@ -132,7 +136,7 @@ func TestOOMOnEveryWorker(t *testing.T) {
 	line := markerLine(t, file, "MARK:bigalloc")
 	for i := range 3 {
 		f, ok := replayFresh(t, s, cs[0].Input)
-		if !ok || f == nil || f.kind != KindOOM || f.file != file || f.line != line {
+		if !ok || f == nil || f.Kind != protocol.KindOOM || f.File != file || f.Line != line {
 			t.Fatalf("replay %d on a fresh worker: %+v (ran: %v), want an oom at %s:%d", i, f, ok, file, line)
 		}
 	}
@@ -158,14 +162,14 @@ func TestHangReplaysAgree(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
 	s, _ := fuzzOnce(t, dir, "FuzzChurn", Options{Parallel: 1, MinimizeTime: time.Second})
 	cs := s.Crashes()
-	if len(cs) != 1 || cs[0].Kind != KindHang {
+	if len(cs) != 1 || cs[0].Kind != protocol.KindHang {
 		t.Fatalf("crashes = %+v, want one hang", cs)
 	}
 	file := filepath.Join(dir, "crashers.go")
 	line := markerLine(t, file, "MARK:churn")
 	for i := range 4 {
 		f, ok := replayFresh(t, s, cs[0].Input)
-		if !ok || f == nil || f.kind != KindHang || f.file != file || f.line < line || f.line > line+3 {
+		if !ok || f == nil || f.Kind != protocol.KindHang || f.File != file || f.Line < line || f.Line > line+3 {
 			t.Fatalf("replay %d on a fresh worker: %+v (ran: %v), want a hang in the loop at %s:%d", i, f, ok, file, line)
 		}
 	}
@@ -179,7 +183,7 @@ func TestAdaptiveHangLimit(t *testing.T) {
 	t.Run("hang", func(t *testing.T) {
 		s, _ := fuzzOnce(t, dir, "FuzzHang", Options{Parallel: 1, MinimizeTime: time.Second})
 		cs := s.Crashes()
-		if len(cs) != 1 || cs[0].Kind != KindHang || cs[0].Message != "input ran longer than 10s" {
+		if len(cs) != 1 || cs[0].Kind != protocol.KindHang || cs[0].Message != "input ran longer than 10s" {
 			t.Fatalf("crashes = %+v, want one hang after 10s", cs)
 		}
 	})
@@ -253,7 +257,7 @@ func TestWorkspace(t *testing.T) {
 		t.Fatalf("got %d crashes, want 1", len(cs))
 	}
 	dep := filepath.Join(dir, "lib", "checksum", "checksum.go")
-	if c := cs[0]; c.Kind != KindPanic || c.File != dep || c.Line != markerLine(t, dep, "MARK:dep") {
+	if c := cs[0]; c.Kind != protocol.KindPanic || c.File != dep || c.Line != markerLine(t, dep, "MARK:dep") {
 		t.Errorf("got %s at %s:%d (%s), want a panic at the MARK:dep line of %s", c.Kind, c.File, c.Line, c.Message, dep)
 	}
 	blocks, hit := s.Coverage()
@@ -362,7 +366,7 @@ func TestMultiArg(t *testing.T) {
 	}
 	c := cs[0]
 	file := filepath.Join(dir, "rect.go")
-	if c.Kind != KindPanic || c.File != file || c.Line != markerLine(t, file, "// BUG") {
+	if c.Kind != protocol.KindPanic || c.File != file || c.Line != markerLine(t, file, "// BUG") {
 		t.Errorf("got %s at %s:%d, want a panic at the BUG line", c.Kind, c.File, c.Line)
 	}
 	vals, err := fuzzrt.Unmarshal([]byte(c.Input))
@@ -388,20 +392,20 @@ func TestKeepFuzzingDedup(t *testing.T) {
 	dir := copyTree(t, "../testdata/crashers")
 	s, _ := fuzzOnce(t, dir, "FuzzTwoBugs", Options{Parallel: 2, KeepFuzzing: true, FuzzTime: 8 * time.Second, MinimizeTime: 2 * time.Second})
 	cs := s.Crashes()
-	kinds := map[string]*Crash{}
+	kinds := map[failure.Kind]*Crash{}
 	for _, c := range cs {
 		if kinds[c.Kind] != nil {
 			t.Errorf("two reports of kind %s: %s:%d and %s:%d", c.Kind, kinds[c.Kind].File, kinds[c.Kind].Line, c.File, c.Line)
 		}
 		kinds[c.Kind] = c
 	}
-	if len(cs) != 2 || kinds[KindPanic] == nil || kinds[KindError] == nil {
+	if len(cs) != 2 || kinds[protocol.KindPanic] == nil || kinds[protocol.KindError] == nil {
 		t.Fatalf("got %d reports (%v), want one panic and one error", len(cs), kinds)
 	}
-	if p := kinds[KindPanic]; p.Count < 2 {
+	if p := kinds[protocol.KindPanic]; p.Count < 2 {
 		t.Errorf("the panic was seen %d times; repeats are not counted", p.Count)
 	}
-	if e := kinds[KindError]; e.Line != markerLine(t, filepath.Join(dir, "crashers_test.go"), "MARK:twobugs") {
+	if e := kinds[protocol.KindError]; e.Line != markerLine(t, filepath.Join(dir, "crashers_test.go"), "MARK:twobugs") {
 		t.Errorf("error at line %d", e.Line)
 	}
 }
@@ -1034,7 +1038,7 @@ func TestLeaks(t *testing.T) {
 		t.Fatalf("FuzzLeak: %d crashes, want 1", len(cs))
 	}
 	file := filepath.Join(dir, "crashers.go")
-	if c := cs[0]; c.Kind != KindLeak || c.File != file || c.Line != markerLine(t, file, "MARK:leak") || c.Flaky || !c.Minimized {
+	if c := cs[0]; c.Kind != protocol.KindLeak || c.File != file || c.Line != markerLine(t, file, "MARK:leak") || c.Flaky || !c.Minimized {
 		t.Errorf("FuzzLeak: %s at %s:%d (flaky %v, minimized %v), want a minimized leak at MARK:leak\n%s", c.Kind, c.File, c.Line, c.Flaky, c.Minimized, c.Output)
 	}
 	for _, target := range []string{"FuzzLinger", "FuzzStartOnce"} {

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // onFailure records a failure. A new distinct one is saved, reported, and
 // minimized; a repeat bumps its count. It returns whether the failure was new.
-func (s *Session) onFailure(f *failure, input string) bool {
-	key := fuzzrt.FailureKey(f.output)
+func (s *Session) onFailure(f *failure.Failure, input string) bool {
+	key := fuzzrt.FailureKey(f.Output)
 	s.mu.Lock()
 	// An input that fails stays out of the corpus: workers re-run the corpus when
 	// they start, and one that kills them would kill every replacement too.
@@ -28,15 +30,15 @@ func (s *Session) onFailure(f *failure, input string) bool {
 	}
 	s.inCorpus[input] = true
 	for _, c := range s.crashes {
-		if s.firsts[c].same(f) {
+		if s.firsts[c].Same(f) {
 			c.Count++
 			s.byKey[key] = c
 			s.mu.Unlock()
 			return false
 		}
 	}
-	c := &Crash{ID: crashID(s.target, f, s.moduleDirLocked()), Target: s.target, Kind: f.kind, Message: f.message,
-		File: f.file, Line: f.line, Frames: f.frames, Output: f.output, Input: input, Count: 1, Known: s.testdata[input],
+	c := &Crash{ID: f.ID(s.target.ID(), s.moduleDirLocked()), Target: s.target, Kind: f.Kind, Message: f.Message,
+		File: f.File, Line: f.Line, Frames: f.Frames, Output: f.Output, Input: input, Count: 1, Known: s.testdata[input],
 		BuildFlags: s.e.opts.Build.Args()}
 	s.firsts[c] = f
 	s.byKey[key] = c
@@ -62,7 +64,7 @@ func (s *Session) onFailure(f *failure, input string) bool {
 
 // minimizeCrash shrinks a crash's input on a worker of its own, keeping it the same
 // failure as first, within MinimizeTime.
-func (s *Session) minimizeCrash(c *Crash, first *failure) {
+func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 	o := s.e.opts
 	s.mu.Lock()
 	input := c.Input
@@ -93,11 +95,11 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 	s.mu.Unlock()
 	ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), o.MinimizeTime))
 	defer cancel()
-	r := &replayer{s: s, quick: first.kind == KindHang}
+	r := &replayer{s: s, quick: first.Kind == protocol.KindHang}
 	defer r.close()
 	fails := func(cand []any) bool {
 		f, ok := r.run(ctx, string(fuzzrt.Marshal(cand)))
-		return ok && first.same(f)
+		return ok && first.Same(f)
 	}
 	min := minimize(ctx, vals, fails)
 	minInput := string(fuzzrt.Marshal(min))
@@ -125,7 +127,7 @@ func (s *Session) minimizeCrash(c *Crash, first *failure) {
 
 // confirm replays a failing input once and reports whether it fails the same
 // way (a hang: still running at go test's bound).
-func (s *Session) confirm(f *failure, input string) bool {
+func (s *Session) confirm(f *failure.Failure, input string) bool {
 	ctx, cancel := s.stopContext(context.WithCancel(context.Background()))
 	defer cancel()
 	failed, _ := s.replayFails(ctx, f, input, 1)
@@ -140,7 +142,7 @@ const verifyTime = 3 * hangCap
 // and reports whether it failed the same way again, and whether a replay ran
 // at all. A headless run finishes the check even when the session is stopped
 // (a CI budget spent just after the failure): what fails the run is checked.
-func (s *Session) verify(f *failure, input string) (failed, ran bool) {
+func (s *Session) verify(f *failure.Failure, input string) (failed, ran bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTime)
 	if s.e.opts.Persistent {
 		ctx, cancel = s.stopContext(ctx, cancel)
@@ -152,13 +154,13 @@ func (s *Session) verify(f *failure, input string) (failed, ran bool) {
 // replayFails runs input up to tries times, each on a fresh worker, at go
 // test's bound for a hang, until it fails the way f did: it reports whether
 // it did, and whether a run happened at all.
-func (s *Session) replayFails(ctx context.Context, f *failure, input string, tries int) (failed, ran bool) {
+func (s *Session) replayFails(ctx context.Context, f *failure.Failure, input string, tries int) (failed, ran bool) {
 	for range tries {
 		r := &replayer{s: s}
 		g, ok := r.run(ctx, input)
 		r.close()
 		ran = ran || ok
-		if ok && f.same(g) {
+		if ok && f.Same(g) {
 			return true, true
 		}
 	}
@@ -175,7 +177,7 @@ func (s *Session) onSlow(input string, took time.Duration) {
 		s.mu.Unlock()
 		return
 	}
-	c := &Crash{ID: crashID(s.target, &failure{kind: KindSlow}, s.moduleDirLocked()), Target: s.target, Kind: KindSlow,
+	c := &Crash{ID: (&failure.Failure{Kind: protocol.KindSlow}).ID(s.target.ID(), s.moduleDirLocked()), Target: s.target, Kind: protocol.KindSlow,
 		Message: fmt.Sprintf("slow input: it ran %v, but finished (a hang is an input still running after %v)", took.Round(time.Millisecond), hangCap),
 		File:    s.target.File, Line: s.target.Line, Input: input, Count: 1}
 	s.slow = c
@@ -261,7 +263,7 @@ type replayer struct {
 
 // run executes input once. It returns the failure (nil when the input passed) and
 // whether the run happened at all.
-func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
+func (r *replayer) run(ctx context.Context, input string) (*failure.Failure, bool) {
 	s := r.s
 	o := s.e.opts
 	if r.w == nil {
@@ -308,7 +310,7 @@ func (r *replayer) run(ctx context.Context, input string) (*failure, bool) {
 			if strings.HasPrefix(m.Result.Output, "fuzzls: bad input") {
 				return nil, false
 			}
-			return classifyOutput(m.Result.Output, s.userFrames(), s.target.Dir), true
+			return failure.ClassifyOutput(m.Result.Output, s.userFrames(), s.target.Dir), true
 		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/internal/testws"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // A target and the code it fuzzes behind //go:build integration: without -tags
@@ -42,7 +44,7 @@ func TestBuildTags(t *testing.T) {
 	}
 	c := cs[0]
 	file := filepath.Join(dir, "tagged", "decode_integration.go")
-	if c.Kind != KindPanic || c.File != file || c.Line != markerLine(t, file, "MARK:tags") {
+	if c.Kind != protocol.KindPanic || c.File != file || c.Line != markerLine(t, file, "MARK:tags") {
 		t.Errorf("crash %s at %s:%d, want panic at the MARK:tags line of %s", c.Kind, c.File, c.Line, file)
 	}
 	if !slices.Equal(c.BuildFlags, []string{"-tags=integration"}) || !strings.Contains(FormatCrash(c), "go test -tags=integration -run=FuzzTagged/") {
@@ -74,11 +76,11 @@ func TestRace(t *testing.T) {
 	}
 	c := cs[0]
 	t.Logf("%s", FormatCrash(c))
-	if c.Kind != KindRace || c.File != file || !slices.Contains(lines, c.Line) {
+	if c.Kind != protocol.KindRace || c.File != file || !slices.Contains(lines, c.Line) {
 		t.Fatalf("crash %s at %s:%d (%s), want race at %s:%v", c.Kind, c.File, c.Line, c.Message, file, lines)
 	}
 	for _, l := range lines {
-		if !strings.Contains(c.Message, "racy.go:"+strconv.Itoa(l)) || !slices.ContainsFunc(c.Frames, func(f Frame) bool { return f.File == file && f.Line == l }) {
+		if !strings.Contains(c.Message, "racy.go:"+strconv.Itoa(l)) || !slices.ContainsFunc(c.Frames, func(f failure.Frame) bool { return f.File == file && f.Line == l }) {
 			t.Errorf("racy.go:%d is not in the message %q or the frames", l, c.Message)
 		}
 	}
@@ -93,7 +95,7 @@ func TestRace(t *testing.T) {
 
 	// The input replays: on a fresh worker, as the same failure...
 	f, ok := replayFresh(t, s, c.Input)
-	if !ok || f == nil || f.kind != KindRace || !f.same(s.firsts[s.crashes[0]]) {
+	if !ok || f == nil || f.Kind != protocol.KindRace || !f.Same(s.firsts[s.crashes[0]]) {
 		t.Errorf("replay: %+v, want the same race", f)
 	}
 	// ...and with go test -race, from the seed corpus.

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // workerEvent is a message from, or the death of, one of the session's workers.
@@ -239,7 +241,7 @@ func (p *fuzzPhase) onDeath(w *workerProc) (outcome, bool) {
 	}
 	f, input := s.deathFailure(w)
 	w.release()
-	if input != "" && f.kind == KindExit && f.exitSignal && !s.confirm(f, input) {
+	if input != "" && f.Kind == protocol.KindExit && f.ExitSignal && !s.confirm(f, input) {
 		// Killed from outside (a signal we did not send) and the input passes
 		// on replay: not the input's fault. Replace the worker, lose nothing.
 		fmt.Fprintf(o.Log, "fuzzls: %s: a worker was killed from outside; restarting it\n", s.target.Name)
@@ -250,7 +252,7 @@ func (p *fuzzPhase) onDeath(w *workerProc) (outcome, bool) {
 	} else {
 		// Its replacement would likely die the same way (a TestMain that
 		// cannot write its files on a full disk): it waits, longer each time.
-		p.startErr = fmt.Errorf("a worker died before running an input: %s", strings.TrimSpace(f.output))
+		p.startErr = fmt.Errorf("a worker died before running an input: %s", strings.TrimSpace(f.Output))
 		fmt.Fprintf(o.Log, "fuzzls: %s: %v; starting another in %v\n", s.target.Name, p.startErr, p.retry.failed())
 	}
 	p.replace()
@@ -290,7 +292,7 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 		}
 		s.mu.Unlock()
 	case m.Crash != nil:
-		f := classifyOutput(m.Crash.Output, s.userFrames(), s.target.Dir)
+		f := failure.ClassifyOutput(m.Crash.Output, s.userFrames(), s.target.Dir)
 		if s.onFailure(f, m.Crash.Input) && !p.o.KeepFuzzing {
 			return outFinished, true
 		}
@@ -470,15 +472,15 @@ func (s *Session) removeWorker(w *workerProc) bool {
 
 // deathFailure classifies a worker's death and recovers the input it was running
 // from shared memory.
-func (s *Session) deathFailure(w *workerProc) (*failure, string) {
+func (s *Session) deathFailure(w *workerProc) (*failure.Failure, string) {
 	w.mu.Lock()
-	d := death{stderr: w.stderr.String(), hung: w.hung, hangAt: w.hangAt, oom: w.oom, exitCode: -1}
+	d := failure.Death{Stderr: w.stderr.String(), Hung: w.hung, HangAt: w.hangAt, OOM: w.oom, ExitCode: -1}
 	if ps := w.cmd.ProcessState; ps != nil {
-		d.exitCode = ps.ExitCode()
+		d.ExitCode = ps.ExitCode()
 	}
 	w.mu.Unlock()
-	d.exitSite = string(w.mem.ExitSite())
-	f := classifyDeath(d, s.userFrames(), s.target.Name+".func")
+	d.ExitSite = string(w.mem.ExitSite())
+	f := failure.ClassifyDeath(d, s.userFrames(), s.target.Name+".func")
 	if w.mem.Execs() == 0 {
 		return f, ""
 	}

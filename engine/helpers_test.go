@@ -3,7 +3,6 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fuzzls.dev/fuzzls/internal/testws"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fuzzls.dev/fuzzls/engine/failure"
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // copyTree copies the example workspace src into a scratch directory (see treeHash).
@@ -95,7 +97,7 @@ func goTestFails(t *testing.T, dir, target string) (bool, string) {
 
 // replayFresh runs input once on a new worker of s's, as minimization does (a
 // suspected hang is one).
-func replayFresh(t *testing.T, s *Session, input string) (*failure, bool) {
+func replayFresh(t *testing.T, s *Session, input string) (*failure.Failure, bool) {
 	r := &replayer{s: s, quick: true}
 	defer r.close()
 	return r.run(t.Context(), input)

@@ -1,5 +1,7 @@
 package engine
 
+import "fuzzls.dev/fuzzls/engine/failure"
+
 // The events of `fuzzls fuzz -json`: one JSON object a line, whose "event"
 // member names its type below. These types are the format's one definition:
 // Reporter writes them, the README's "-json events" section documents them for
@@ -71,23 +73,23 @@ type JSONStats struct {
 // (Minimized) or found flaky (Flaky); a "slow" kind is a warning, no failure. A
 // seed run on request (fuzzls fuzz -run=FuzzXxx/name) is reported once, Replayed.
 type JSONCrash struct {
-	Event     string  `json:"event"` // "crash"
-	ID        string  `json:"id"`    // stable over runs
-	Target    string  `json:"target"`
-	Package   string  `json:"package"`
-	Kind      string  `json:"kind"` // one of the Kind constants: panic, error, goroutine-panic, fatal, exit, hang, oom, leak, race, slow
-	Message   string  `json:"message"`
-	File      string  `json:"file"` // the failure's place in the user's code; "" if unknown
-	Line      int     `json:"line"`
-	Frames    []Frame `json:"frames"` // the failing goroutine's stack, innermost first
-	Input     string  `json:"input"`  // the input, in the go test fuzz v1 format
-	Minimized bool    `json:"minimized"`
-	Flaky     bool    `json:"flaky"`              // it did not fail again on replay: a warning
-	Verified  bool    `json:"verified"`           // it failed again on replay (or is a seed run on request): a failure that fails the run
-	Path      string  `json:"path"`               // where the input is saved
-	Count     int     `json:"count"`              // times this failure was seen
-	Known     bool    `json:"known"`              // its input is a seed in testdata/fuzz already
-	Replayed  bool    `json:"replayed,omitempty"` // a seed run on request, reported once, as it is
+	Event     string          `json:"event"` // "crash"
+	ID        string          `json:"id"`    // stable over runs
+	Target    string          `json:"target"`
+	Package   string          `json:"package"`
+	Kind      string          `json:"kind"` // one of protocol's Kind constants: panic, error, goroutine-panic, fatal, exit, hang, oom, leak, race, slow
+	Message   string          `json:"message"`
+	File      string          `json:"file"` // the failure's place in the user's code; "" if unknown
+	Line      int             `json:"line"`
+	Frames    []failure.Frame `json:"frames"` // the failing goroutine's stack, innermost first
+	Input     string          `json:"input"`  // the input, in the go test fuzz v1 format
+	Minimized bool            `json:"minimized"`
+	Flaky     bool            `json:"flaky"`              // it did not fail again on replay: a warning
+	Verified  bool            `json:"verified"`           // it failed again on replay (or is a seed run on request): a failure that fails the run
+	Path      string          `json:"path"`               // where the input is saved
+	Count     int             `json:"count"`              // times this failure was seen
+	Known     bool            `json:"known"`              // its input is a seed in testdata/fuzz already
+	Replayed  bool            `json:"replayed,omitempty"` // a seed run on request, reported once, as it is
 }
 
 // JSONFixed: a known failure's input passes on a new build. `fuzzls fuzz`
@@ -147,9 +149,9 @@ func JSONEvent(ev Event) any {
 		c := ev.Crash
 		frames := c.Frames
 		if frames == nil {
-			frames = []Frame{}
+			frames = []failure.Frame{}
 		}
-		return &JSONCrash{Event: JSONEventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: c.Kind,
+		return &JSONCrash{Event: JSONEventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: string(c.Kind),
 			Message: c.Message, File: c.File, Line: c.Line, Frames: frames, Input: c.Input,
 			Minimized: c.Minimized, Flaky: c.Flaky, Verified: c.Verified, Path: c.Path, Count: c.Count, Known: c.Known, Replayed: c.Replayed}
 	case *CrashFixedEvent:

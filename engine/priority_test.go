@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/internal/testws"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // napModule writes testdata/nap.txtar, a module whose one target takes 20 ms an
@@ -61,7 +62,7 @@ func TestStarvedWorkerIsNotAHang(t *testing.T) {
 			}
 			var hangs int
 			for _, cr := range s.Crashes() {
-				if cr.Kind == KindHang {
+				if cr.Kind == protocol.KindHang {
 					hangs++
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/instrument"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // Reporter prints a headless run's events for a terminal or, with JSON, one object
@@ -87,7 +88,7 @@ func (r *Reporter) Observe(ev Event) {
 			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, changed, quiet)
 	case *CrashEvent:
 		c := ev.Crash
-		if c.Kind == KindSlow {
+		if c.Kind == protocol.KindSlow {
 			fmt.Fprintf(r.W, "%s: warning: %s\n    input saved to %s\n", c.Target.Name, c.Message, c.Path)
 			return
 		}
@@ -154,7 +155,7 @@ func FormatCrash(c *Crash) string {
 	if c.File != "" {
 		fmt.Fprintf(&b, "    at %s:%d\n", c.File, c.Line)
 	}
-	if c.Kind == KindRace && c.Output != "" {
+	if c.Kind == protocol.KindRace && c.Output != "" {
 		// Both accesses' stacks and their goroutines' creation, as the race detector says them.
 		b.WriteString("\n")
 		for _, l := range strings.Split(c.Output, "\n") {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // A report prints a short input whole and a long one's first maxShownInput
@@ -20,7 +22,7 @@ func TestFormatCrashInput(t *testing.T) {
 		{long, "/cache/crashes/x", fmt.Sprintf("… (the first %d of %d bytes: the whole input is in the saved file)", maxShownInput, len(long)), 2 * maxShownInput},
 		{long, "", fmt.Sprintf("… (the first %d of %d bytes)\n", maxShownInput, len(long)), 2 * maxShownInput},
 	} {
-		c := &Crash{Kind: KindPanic, Message: "boom", Input: tc.input, Path: tc.path, Target: Target{Name: "FuzzX"}}
+		c := &Crash{Kind: protocol.KindPanic, Message: "boom", Input: tc.input, Path: tc.path, Target: Target{Name: "FuzzX"}}
 		got := FormatCrash(c)
 		if !strings.Contains(got, tc.want) || len(got) > tc.max {
 			t.Errorf("FormatCrash of a %d-byte input (%d bytes) does not say %q:\n%.600s", len(tc.input), len(got), tc.want, got)

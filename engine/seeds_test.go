@@ -13,6 +13,7 @@ import (
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/internal/testws"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // bigSeeds is testdata/bigseeds.txtar: targets with seeds past every bound a
@@ -60,7 +61,7 @@ func TestLargeInputs(t *testing.T) {
 	dir := testws.Txtar(t, bigSeeds)
 	s, _ := fuzzOnce(t, dir, "FuzzLarge", Options{Parallel: 1, FuzzTime: 60 * time.Second, MinimizeTime: 5 * time.Second})
 	cs := s.Crashes()
-	if len(cs) != 1 || cs[0].Kind != KindPanic || cs[0].Line != markerLine(t, filepath.Join(dir, "big_test.go"), "MARK:large") {
+	if len(cs) != 1 || cs[0].Kind != protocol.KindPanic || cs[0].Line != markerLine(t, filepath.Join(dir, "big_test.go"), "MARK:large") {
 		t.Fatalf("crashes %+v, want the panic on a large input", cs)
 	}
 	vals, err := fuzzrt.Unmarshal([]byte(cs[0].Input))

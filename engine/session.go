@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
 )
@@ -43,9 +44,9 @@ type Session struct {
 	inCorpus  map[string]bool
 	testdata  map[string]bool // inputs of the seeds in testdata/fuzz/FuzzXxx (Crash.Known)
 	crashes   []*Crash
-	slow      *Crash              // the first slow input of this build (see onSlow), not a failure
-	firsts    map[*Crash]*failure // each crash's failure as first found, to tell repeats
-	byKey     map[string]*Crash   // fuzzrt.FailureKey of the output → crash, for repeats
+	slow      *Crash                      // the first slow input of this build (see onSlow), not a failure
+	firsts    map[*Crash]*failure.Failure // each crash's failure as first found, to tell repeats
+	byKey     map[string]*Crash           // fuzzrt.FailureKey of the output → crash, for repeats
 	types     []string
 	seeds     *seedSet // the build's seeds
 	dict      []string // tokens for the mutators: literals of the build, user dictionaries
@@ -83,7 +84,7 @@ type entry struct {
 func newSession(e *Engine, t Target) *Session {
 	s := &Session{e: e, target: t, state: StateBuilding,
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		firsts: map[*Crash]*failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst,
+		firsts: map[*Crash]*failure.Failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst,
 		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}}
 	s.hang.fixed = e.opts.Timeout
 	return s
@@ -181,7 +182,7 @@ func (s *Session) Coverage() (blocks []Block, hit []bool) {
 }
 
 // Crashes returns the distinct failures found so far, and last the slow input
-// of this build if there is one (Kind KindSlow: a warning, not a failure).
+// of this build if there is one (Kind protocol.KindSlow: a warning, not a failure).
 func (s *Session) Crashes() []*Crash {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -720,7 +721,7 @@ func seedDiagnostics(bin *instrument.Binary, target, msg string) []Diagnostic {
 	return nil
 }
 
-func (s *Session) userFrames() userFrames {
+func (s *Session) userFrames() failure.UserFrames {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dirs := []string{}
@@ -739,7 +740,7 @@ func (s *Session) userFrames() userFrames {
 	if s.bin != nil {
 		copies = s.bin.Copies
 	}
-	return userFrames{dirs: dirs, copies: copies}
+	return failure.UserFrames{Dirs: dirs, Copies: copies}
 }
 
 // rateMeter computes executions per second over the last interval.

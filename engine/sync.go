@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
@@ -310,7 +311,7 @@ func (s *Session) syncResult(r *fuzzrt.ExecResult) bool {
 		return false
 	}
 	if r.Output != "" {
-		f := classifyOutput(r.Output, s.userFrames(), s.target.Dir)
+		f := failure.ClassifyOutput(r.Output, s.userFrames(), s.target.Dir)
 		return s.onFailure(f, in) && !s.e.opts.KeepFuzzing
 	}
 	s.onNew(nil, &fuzzrt.Entry{Input: in, Cov: r.Cov})

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
 )
@@ -176,7 +177,7 @@ func testCommand(bin *instrument.Binary, target, mode, memPath, tmpDir string) (
 	cmd.Dir = bin.Package.Dir
 	cmd.Env = append(os.Environ(), fuzzrt.EnvMode+"="+mode, fuzzrt.EnvMem+"="+memPath, "GOTRACEBACK=all")
 	if bin.Flags.Race {
-		cmd.Env = append(cmd.Env, raceEnv())
+		cmd.Env = append(cmd.Env, failure.RaceEnv())
 	}
 	ownGroup(cmd)
 	fuzzrt.PassPipes(cmd, inR, outW)

@@ -47,6 +47,23 @@ const (
 	StateSkipped  = "skipped" // the target skips itself (f.Skip before f.Fuzz, a TestMain without m.Run)
 )
 
+// Failure kinds, as in CrashData.Kind (and a crash diagnostic's code, fuzzls
+// fuzz's reports): what failed.
+const (
+	KindPanic          = "panic"           // the fuzz function panicked
+	KindError          = "error"           // t.Error, t.Fatal
+	KindGoroutinePanic = "goroutine-panic" // a goroutine the fuzz function started panicked
+	KindFatal          = "fatal"           // the runtime stopped: fatal error, a signal it does not turn into a panic
+	KindExit           = "exit"            // the process exited while running an input
+	KindHang           = "hang"
+	KindOOM            = "oom"
+	KindLeak           = "leak" // goroutines the input started stay blocked (the leaks setting)
+	KindRace           = "race" // a data race, found by a -race build
+	// KindSlow is no failure: an input that ran past the adaptive hang limit and
+	// then finished. A warning: it never fails a run nor counts in the crashes.
+	KindSlow = "slow"
+)
+
 // Position is a zero-based line and UTF-16 column, as in LSP.
 type Position struct {
 	Line      uint32 `json:"line"`
@@ -181,7 +198,7 @@ type GeneratedTest struct {
 type CrashData struct {
 	Crash     string   `json:"crash"`
 	Target    TargetID `json:"target"`
-	Kind      string   `json:"kind"`
+	Kind      string   `json:"kind"`  // one of the Kind constants
 	Input     string   `json:"input"` // "" when longer than the daemon carries in a diagnostic: ask fuzzls.showInput
 	Minimized bool     `json:"minimized"`
 }

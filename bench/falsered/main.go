@@ -36,7 +36,9 @@ import (
 
 	"fuzzls.dev/fuzzls/bench/internal/engines"
 	"fuzzls.dev/fuzzls/engine"
+	efailure "fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/internal/testws"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // targets are the default choice: a planted bug of each kind a run reports
@@ -200,7 +202,7 @@ func ciRun(b *engines.Bench, scratch, targets string, n int, budget time.Duratio
 	for l := range lines {
 		fmt.Fprintf(log, "%7.3f %s\n", l.T.Sub(start).Seconds(), l.S)
 		var c engine.JSONCrash
-		if json.Unmarshal([]byte(l.S), &c) != nil || c.Event != engine.JSONEventCrash || c.Kind == engine.KindSlow {
+		if json.Unmarshal([]byte(l.S), &c) != nil || c.Event != engine.JSONEventCrash || c.Kind == protocol.KindSlow {
 			continue
 		}
 		if last[c.ID] == nil {
@@ -239,7 +241,7 @@ func replay(b *engines.Bench, scratch string, n int, f *failure) {
 		return
 	}
 	defer os.Remove(file)
-	c := &engine.Crash{Kind: f.Kind, Target: engine.Target{Name: f.Target}}
+	c := &engine.Crash{Kind: efailure.Kind(f.Kind), Target: engine.Target{Name: f.Target}}
 	line, _ := c.ReplayCommand(seed)
 	if strings.HasPrefix(line, "go test") {
 		line += " -timeout=30s" // a hang ends, failing, at three times go test -fuzz's bound

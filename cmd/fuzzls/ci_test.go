@@ -115,7 +115,7 @@ func TestSARIFLeak(t *testing.T) {
 		rules[r.ID] = r.DefaultConfiguration.Level
 	}
 	for _, k := range engine.Kinds() {
-		if _, ok := rules["fuzzls/"+k.Kind]; !ok {
+		if _, ok := rules["fuzzls/"+string(k.Kind)]; !ok {
 			t.Errorf("no rule fuzzls/%s in %v", k.Kind, rules)
 		}
 	}

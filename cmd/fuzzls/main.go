@@ -31,6 +31,7 @@ import (
 
 	"fuzzls.dev/fuzzls/daemon"
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 func main() {
@@ -282,7 +283,7 @@ func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
 				switch {
 				case c.Verified:
 					status = worse(status, exitFailure)
-				case !c.Flaky && c.Kind != engine.KindSlow: // it could not be replayed
+				case !c.Flaky && c.Kind != protocol.KindSlow: // it could not be replayed
 					status = worse(status, exitFuzzls)
 				}
 			}

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/failure"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 type sarifLog struct {
@@ -138,7 +140,7 @@ func sarifReport(root string, crashes []*engine.Crash, notes []sarifNotification
 		Results: []sarifResult{},
 	}
 	for _, k := range engine.Kinds() {
-		r := sarifRule{ID: "fuzzls/" + k.Kind, Name: ruleName(k.Kind),
+		r := sarifRule{ID: "fuzzls/" + string(k.Kind), Name: ruleName(k.Kind),
 			ShortDescription: sarifMessage{Text: k.Description}, FullDescription: sarifMessage{Text: k.Description + " (found by fuzzing)"}}
 		r.DefaultConfig.Level = sarifLevel(k.Kind)
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, r)
@@ -150,7 +152,7 @@ func sarifReport(root string, crashes []*engine.Crash, notes []sarifNotification
 }
 
 // sarifLevel is a kind's level: a slow input is a warning, the rest errors.
-func sarifLevel(kind string) string {
+func sarifLevel(kind failure.Kind) string {
 	if engine.LookupKind(kind).Warning {
 		return "warning"
 	}
@@ -162,7 +164,7 @@ func sarifCrash(root string, c *engine.Crash) sarifResult {
 	fmt.Fprintf(&msg, "%s: %s: %s\n\n", c.Target.Name, c.Kind, strings.TrimRight(c.Message, "\n"))
 	what := "Failing input"
 	switch {
-	case c.Kind == engine.KindSlow:
+	case c.Kind == protocol.KindSlow:
 		what = "Slow input"
 	case c.Minimized:
 		what = "Minimized failing input"
@@ -183,7 +185,7 @@ func sarifCrash(root string, c *engine.Crash) sarifResult {
 		level = "warning"
 		msg.WriteString("Unchecked: the input could not be replayed to check it; it did not fail the run.\n")
 	}
-	res := sarifResult{RuleID: "fuzzls/" + c.Kind, Level: level, Message: sarifMessage{Text: msg.String()},
+	res := sarifResult{RuleID: "fuzzls/" + string(c.Kind), Level: level, Message: sarifMessage{Text: msg.String()},
 		PartialFingerprints: map[string]string{"fuzzlsFailure/v1": c.ID}, BaselineState: "new"}
 	if c.Known {
 		res.BaselineState = "unchanged"
@@ -208,9 +210,9 @@ func sarifCrash(root string, c *engine.Crash) sarifResult {
 }
 
 // ruleName is a kind in PascalCase, prefixed: goroutine-panic → FuzzGoroutinePanic.
-func ruleName(kind string) string {
+func ruleName(kind failure.Kind) string {
 	name := "Fuzz"
-	for _, w := range strings.Split(kind, "-") {
+	for _, w := range strings.Split(string(kind), "-") {
 		if w != "" {
 			name += strings.ToUpper(w[:1]) + w[1:]
 		}

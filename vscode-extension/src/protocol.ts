@@ -46,6 +46,23 @@ export const StateStopped = "stopped";
 export const StateError = "error";
 export const StateSkipped = "skipped";
 
+// Failure kinds, as in CrashData.Kind (and a crash diagnostic's code, fuzzls
+// fuzz's reports): what failed.
+export const KindPanic = "panic";
+export const KindError = "error";
+export const KindGoroutinePanic = "goroutine-panic";
+export const KindFatal = "fatal";
+export const KindExit = "exit";
+export const KindHang = "hang";
+export const KindOOM = "oom";
+export const KindLeak = "leak";
+export const KindRace = "race";
+/**
+ * KindSlow is no failure: an input that ran past the adaptive hang limit and
+ * then finished. A warning: it never fails a run nor counts in the crashes.
+ */
+export const KindSlow = "slow";
+
 /** Position is a zero-based line and UTF-16 column, as in LSP. */
 export interface Position {
 	line: number;

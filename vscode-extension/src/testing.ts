@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes } from './crashInput';
-import { CommandCoverage, CommandStart, CommandStop, StateError, StateFuzzing, StateSkipped, StateStopped, type CoverageParams, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
+import { CommandCoverage, CommandStart, CommandStop, KindSlow, StateError, StateFuzzing, StateSkipped, StateStopped, type CoverageParams, type SessionStatus, type TargetArgs, type TargetID } from './protocol';
 import { sessionLine } from './statusModel';
 import { findFuzzTargets } from './targets';
 import { toVscode } from './coverage';
@@ -166,7 +166,7 @@ export class FuzzTests implements vscode.Disposable {
 			pending.delete(id);
 			const dur = Date.now() - p.started;
 			// A slow input is a warning, not a failure.
-			const cs = crashes().filter((c) => c.data.kind !== 'slow' && c.data.target.name === p.item.label && (!s || c.data.target.package === s.package));
+			const cs = crashes().filter((c) => c.data.kind !== KindSlow && c.data.target.name === p.item.label && (!s || c.data.target.package === s.package));
 			if (s?.state === StateSkipped) {
 				run.skipped(p.item);
 			} else if (s?.state === StateError || why) {

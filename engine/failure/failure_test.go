@@ -1,16 +1,14 @@
-package engine
+package failure
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // TestPickHangingGoroutine: of two goroutines mentioning the fuzz function, the
@@ -36,12 +34,12 @@ example.com/m.FuzzHang.func1(0x1)
 testing.tRunner(0x1)
 	/usr/local/go/src/testing/testing.go:2036 +0x1
 `
-	f := classifyDeath(death{stderr: dump, hung: true}, userFrames{dirs: []string{"/work/m"}}, "FuzzHang.func")
-	if f.kind != KindHang || f.file != "/work/m/m.go" || f.line != 12 {
-		t.Errorf("got %s at %s:%d, want hang at /work/m/m.go:12", f.kind, f.file, f.line)
+	f := ClassifyDeath(Death{Stderr: dump, Hung: true}, UserFrames{Dirs: []string{"/work/m"}}, "FuzzHang.func")
+	if f.Kind != protocol.KindHang || f.File != "/work/m/m.go" || f.Line != 12 {
+		t.Errorf("got %s at %s:%d, want hang at /work/m/m.go:12", f.Kind, f.File, f.Line)
 	}
-	if len(f.frames) == 0 || !strings.HasSuffix(f.frames[0].Function, "Ring") {
-		t.Errorf("frames %v do not start at Ring", f.frames)
+	if len(f.Frames) == 0 || !strings.HasSuffix(f.Frames[0].Function, "Ring") {
+		t.Errorf("frames %v do not start at Ring", f.Frames)
 	}
 }
 
@@ -66,9 +64,9 @@ created by example.com/m.FuzzHang.func1 in goroutine 6
 	` + printed + `/m_test.go:8 +0x1
 exit status 2
 `
-	f := classifyDeath(death{stderr: dump}, userFrames{dirs: []string{dir}}, "FuzzHang.func")
-	if want := filepath.Join(dir, "m.go"); f.file != want || f.line != 12 {
-		t.Errorf("got %s at %s:%d, want %s:12", f.kind, f.file, f.line, want)
+	f := ClassifyDeath(Death{Stderr: dump}, UserFrames{Dirs: []string{dir}}, "FuzzHang.func")
+	if want := filepath.Join(dir, "m.go"); f.File != want || f.Line != 12 {
+		t.Errorf("got %s at %s:%d, want %s:12", f.Kind, f.File, f.Line, want)
 	}
 }
 
@@ -95,25 +93,25 @@ example.com/m.FuzzYAML.func1(0x1)
 // on different lines and must still be the same failure (else minimization finds
 // it flaky), with the same crash id. Panics keep their line.
 func TestSignatureOfLoopFailures(t *testing.T) {
-	u := userFrames{dirs: []string{"/m"}}
+	u := UserFrames{Dirs: []string{"/m"}}
 	dump := func(line int) string {
 		return fmt.Sprintf("goroutine 7 [running]:\nexample.com/m.Alloc(...)\n\t/m/a.go:%d +0x1d\nexample.com/m.FuzzAlloc.func1(...)\n\t/m/a_test.go:9 +0x2a\n", line)
 	}
-	target := Target{Package: "example.com/m", Name: "FuzzAlloc", Dir: "/m"}
-	for _, kind := range []string{KindHang, KindOOM} {
-		d1 := death{stderr: "SIGQUIT: quit\n\n" + dump(12), hung: kind == KindHang, oom: kind == KindOOM}
+	const target = "example.com/m.FuzzAlloc"
+	for _, kind := range []Kind{protocol.KindHang, protocol.KindOOM} {
+		d1 := Death{Stderr: "SIGQUIT: quit\n\n" + dump(12), Hung: kind == protocol.KindHang, OOM: kind == protocol.KindOOM}
 		d2 := d1
-		d2.stderr = "SIGQUIT: quit\n\n" + dump(14)
-		f1, f2 := classifyDeath(d1, u, "example.com/m.FuzzAlloc.func"), classifyDeath(d2, u, "example.com/m.FuzzAlloc.func")
-		if f1.kind != kind || f1.line != 12 || f2.line != 14 {
-			t.Fatalf("%s: classified as %s at %d and %d", kind, f1.kind, f1.line, f2.line)
+		d2.Stderr = "SIGQUIT: quit\n\n" + dump(14)
+		f1, f2 := ClassifyDeath(d1, u, "example.com/m.FuzzAlloc.func"), ClassifyDeath(d2, u, "example.com/m.FuzzAlloc.func")
+		if f1.Kind != kind || f1.Line != 12 || f2.Line != 14 {
+			t.Fatalf("%s: classified as %s at %d and %d", kind, f1.Kind, f1.Line, f2.Line)
 		}
-		if f1.signature() != f2.signature() || crashID(target, f1, "/m") != crashID(target, f2, "/m") {
+		if f1.signature() != f2.signature() || f1.ID(target, "/m") != f2.ID(target, "/m") {
 			t.Errorf("%s: lines 12 and 14 of one function are different failures: %q, %q", kind, f1.signature(), f2.signature())
 		}
 	}
-	p1 := classifyOutput("panic: boom\n\n"+dump(12), u, "/m")
-	p2 := classifyOutput("panic: boom\n\n"+dump(14), u, "/m")
+	p1 := ClassifyOutput("panic: boom\n\n"+dump(12), u, "/m")
+	p2 := ClassifyOutput("panic: boom\n\n"+dump(14), u, "/m")
 	if p1.signature() == p2.signature() {
 		t.Errorf("panics on lines 12 and 14 are one failure: %q", p1.signature())
 	}
@@ -125,7 +123,7 @@ func TestSignatureOfLoopFailures(t *testing.T) {
 // (every sample happened to be there) is still the same failure, while a loop
 // elsewhere is not.
 func TestSampledLoop(t *testing.T) {
-	u := userFrames{dirs: []string{"/m"}}
+	u := UserFrames{Dirs: []string{"/m"}}
 	const fuzzFn = "example.com/m.FuzzLoop.func"
 	stack := func(callee string, line int) string {
 		s := "goroutine 7 [running]:\n"
@@ -134,40 +132,40 @@ func TestSampledLoop(t *testing.T) {
 		}
 		return s + "example.com/m.Loop(...)\n\t/m/a.go:5 +0x1\nexample.com/m.FuzzLoop.func1(...)\n\t/m/a_test.go:9 +0x2a\n\n"
 	}
-	samples := func(stacks ...string) death {
+	samples := func(stacks ...string) Death {
 		var b strings.Builder
 		for i, s := range stacks {
 			fmt.Fprintf(&b, "%s %d\n%s", fuzzrt.StackSampleMarker, i+1, s)
 		}
 		b.WriteString(fuzzrt.StackSamplesEnd + "\nSIGQUIT: quit\n\n" + stacks[0])
-		return death{stderr: b.String(), hung: true}
+		return Death{Stderr: b.String(), Hung: true}
 	}
-	loop := classifyDeath(samples(stack("mix", 20), stack("fold", 30), stack("mix", 21)), u, fuzzFn)
-	if loop.fn != "example.com/m.Loop" || loop.line != 5 || len(loop.frames) != 2 {
-		t.Fatalf("located at %s (%s:%d), frames %v; want the loop, example.com/m.Loop at a.go:5", loop.fn, loop.file, loop.line, loop.frames)
+	loop := ClassifyDeath(samples(stack("mix", 20), stack("fold", 30), stack("mix", 21)), u, fuzzFn)
+	if loop.Func != "example.com/m.Loop" || loop.Line != 5 || len(loop.Frames) != 2 {
+		t.Fatalf("located at %s (%s:%d), frames %v; want the loop, example.com/m.Loop at a.go:5", loop.Func, loop.File, loop.Line, loop.Frames)
 	}
-	if strings.Contains(loop.output, fuzzrt.StackSampleMarker) || !strings.Contains(loop.output, "SIGQUIT: quit") {
-		t.Errorf("the crash's output should be the runtime's dump without the samples:\n%s", loop.output)
+	if strings.Contains(loop.Output, fuzzrt.StackSampleMarker) || !strings.Contains(loop.Output, "SIGQUIT: quit") {
+		t.Errorf("the crash's output should be the runtime's dump without the samples:\n%s", loop.Output)
 	}
-	inMix := classifyDeath(samples(stack("mix", 20), stack("mix", 22)), u, fuzzFn)
-	if inMix.fn != "example.com/m.mix" {
-		t.Fatalf("every sample in mix: located at %s, want mix", inMix.fn)
+	inMix := ClassifyDeath(samples(stack("mix", 20), stack("mix", 22)), u, fuzzFn)
+	if inMix.Func != "example.com/m.mix" {
+		t.Fatalf("every sample in mix: located at %s, want mix", inMix.Func)
 	}
-	if !loop.same(inMix) || !inMix.same(loop) {
+	if !loop.Same(inMix) || !inMix.Same(loop) {
 		t.Errorf("the loop and its callee mix, on the loop's stack, are different failures")
 	}
-	inFold := classifyDeath(samples(stack("fold", 30)), u, fuzzFn)
-	if inMix.same(inFold) {
+	inFold := ClassifyDeath(samples(stack("fold", 30)), u, fuzzFn)
+	if inMix.Same(inFold) {
 		t.Errorf("samples all in mix and all in fold, neither on the other's stack, are one failure")
 	}
-	panicked := classifyOutput("panic: boom\n\n"+stack("mix", 20), u, "/m")
-	if panicked.same(inMix) || inMix.same(panicked) {
+	panicked := ClassifyOutput("panic: boom\n\n"+stack("mix", 20), u, "/m")
+	if panicked.Same(inMix) || inMix.Same(panicked) {
 		t.Errorf("a panic and a hang in one function are one failure")
 	}
 	// Without samples (a worker that could not take them), the runtime's dump.
-	dumpOnly := classifyDeath(death{stderr: "SIGQUIT: quit\n\n" + stack("fold", 30), hung: true}, u, fuzzFn)
-	if dumpOnly.fn != "example.com/m.fold" || dumpOnly.line != 30 {
-		t.Errorf("runtime dump only: located at %s:%d, want fold at 30", dumpOnly.fn, dumpOnly.line)
+	dumpOnly := ClassifyDeath(Death{Stderr: "SIGQUIT: quit\n\n" + stack("fold", 30), Hung: true}, u, fuzzFn)
+	if dumpOnly.Func != "example.com/m.fold" || dumpOnly.Line != 30 {
+		t.Errorf("runtime dump only: located at %s:%d, want fold at 30", dumpOnly.Func, dumpOnly.Line)
 	}
 }
 
@@ -179,7 +177,7 @@ func TestSampledLoop(t *testing.T) {
 func TestTestingLogLines(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x_test.go"), nil, 0o644)
-	u := userFrames{dirs: []string{dir}}
+	u := UserFrames{Dirs: []string{dir}}
 	stack := func(top string) string {
 		return "        goroutine 21 [running]:\n        runtime/debug.Stack()\n        \t/go/src/runtime/debug/stack.go:26 +0x5e\n" +
 			"        testing.tRunner.func1()\n        \t/go/src/testing/testing.go:1927 +0x2e5\n" + top +
@@ -187,21 +185,22 @@ func TestTestingLogLines(t *testing.T) {
 			"        reflect.Value.call({0x1}, {0x1, 0x4}, {0x1, 0x2, 0x2})\n        \t/go/src/reflect/value.go:586 +0xf0c\n"
 	}
 	tests := []struct {
-		desc, out, kind, msg string
-		line                 int
+		desc, out, msg string
+		kind           Kind
+		line           int
 	}{
 		{"runtime.Goexit", "    testing.go:1927: test executed panic(nil) or runtime.Goexit\n" +
 			stack("        runtime.Goexit()\n        \t/go/src/runtime/panic.go:677 +0x5e\n"),
-			KindPanic, "test executed panic(nil) or runtime.Goexit", 12},
+			"test executed panic(nil) or runtime.Goexit", protocol.KindPanic, 12},
 		{"panic", "    testing.go:1927: panic: boom\n" +
 			stack("        panic({0x1, 0x2})\n        \t/go/src/runtime/panic.go:860 +0x13a\n"),
-			KindPanic, "boom", 12},
-		{"recovered and reported", "    x_test.go:16: decode panic: boom\n", KindError, "decode panic: boom", 16},
+			"boom", protocol.KindPanic, 12},
+		{"recovered and reported", "    x_test.go:16: decode panic: boom\n", "decode panic: boom", protocol.KindError, 16},
 	}
 	for _, tc := range tests {
-		f := classifyOutput(tc.out, u, dir)
-		if f.kind != tc.kind || f.message != tc.msg || f.file != filepath.Join(dir, "x_test.go") || f.line != tc.line {
-			t.Errorf("%s: %s %q at %s:%d, want %s %q at x_test.go:%d", tc.desc, f.kind, f.message, f.file, f.line, tc.kind, tc.msg, tc.line)
+		f := ClassifyOutput(tc.out, u, dir)
+		if f.Kind != tc.kind || f.Message != tc.msg || f.File != filepath.Join(dir, "x_test.go") || f.Line != tc.line {
+			t.Errorf("%s: %s %q at %s:%d, want %s %q at x_test.go:%d", tc.desc, f.Kind, f.Message, f.File, f.Line, tc.kind, tc.msg, tc.line)
 		}
 	}
 }
@@ -225,9 +224,9 @@ goroutine 1 gp=0xc000002380 m=nil [chan receive]:
 testing.(*F).Fuzz.func1(0x1)
 	/go/src/testing/fuzz.go:329 +0x1
 `
-	f := classifyDeath(death{stderr: stderr, exitCode: 2}, userFrames{dirs: []string{"/work/c"}}, "FuzzIll.func")
-	if f.kind != KindFatal || f.message != "SIGILL: illegal instruction" || f.file != "/work/c/ill_amd64.s" || f.line != 4 {
-		t.Errorf("got %s %q at %s:%d, want fatal \"SIGILL: illegal instruction\" at /work/c/ill_amd64.s:4", f.kind, f.message, f.file, f.line)
+	f := ClassifyDeath(Death{Stderr: stderr, ExitCode: 2}, UserFrames{Dirs: []string{"/work/c"}}, "FuzzIll.func")
+	if f.Kind != protocol.KindFatal || f.Message != "SIGILL: illegal instruction" || f.File != "/work/c/ill_amd64.s" || f.Line != 4 {
+		t.Errorf("got %s %q at %s:%d, want fatal \"SIGILL: illegal instruction\" at /work/c/ill_amd64.s:4", f.Kind, f.Message, f.File, f.Line)
 	}
 }
 
@@ -261,10 +260,10 @@ testing.(*F).Fuzz.func1(0x1)
 rax     0x0
 rip     0x7ff6b1e41e40
 `
-	f := classifyDeath(death{stderr: stderr, exitCode: 2}, userFrames{dirs: []string{dir}}, "FuzzIll.func")
+	f := ClassifyDeath(Death{Stderr: stderr, ExitCode: 2}, UserFrames{Dirs: []string{dir}}, "FuzzIll.func")
 	want := filepath.Join(dir, "ill_amd64.s")
-	if f.kind != KindFatal || f.message != "Exception 0xc000001d: illegal instruction" || f.file != want || f.line != 4 {
-		t.Errorf("got %s %q at %s:%d, want fatal \"Exception 0xc000001d: illegal instruction\" at %s:4", f.kind, f.message, f.file, f.line, want)
+	if f.Kind != protocol.KindFatal || f.Message != "Exception 0xc000001d: illegal instruction" || f.File != want || f.Line != 4 {
+		t.Errorf("got %s %q at %s:%d, want fatal \"Exception 0xc000001d: illegal instruction\" at %s:4", f.Kind, f.Message, f.File, f.Line, want)
 	}
 }
 
@@ -294,9 +293,9 @@ goroutine 2 gp=0x3bd1ea642780 m=nil [force gc (idle)]:
 runtime.gopark(0x0?, 0x0?, 0x0?, 0x0?, 0x0?)
 	C:/Program Files/Go/src/runtime/proc.go:462 +0xce fp=0x3bd1ea645fa8 sp=0x3bd1ea645f88 pc=0x14006e9ae
 `
-	f := classifyDeath(death{stderr: stderr, exitCode: 2}, userFrames{dirs: []string{dir}}, "FuzzIll.func")
-	if want := filepath.Join(dir, "ill_amd64.s"); f.kind != KindFatal || f.message != "fault" || f.file != want || f.line != 4 {
-		t.Errorf("got %s %q at %s:%d, want fatal \"fault\" at %s:4", f.kind, f.message, f.file, f.line, want)
+	f := ClassifyDeath(Death{Stderr: stderr, ExitCode: 2}, UserFrames{Dirs: []string{dir}}, "FuzzIll.func")
+	if want := filepath.Join(dir, "ill_amd64.s"); f.Kind != protocol.KindFatal || f.Message != "fault" || f.File != want || f.Line != 4 {
+		t.Errorf("got %s %q at %s:%d, want fatal \"fault\" at %s:4", f.Kind, f.Message, f.File, f.Line, want)
 	}
 }
 
@@ -325,69 +324,26 @@ Goroutine 8 (running) created at:
       /work/m/m.go:15 +0x100
   example.com/m.FuzzCount.func1()
       /work/m/m_test.go:9 +0x58`
-	u := userFrames{dirs: []string{"/work/m"}}
-	a := classifyDeath(death{stderr: report(inGoroutine, "Previous r"+inCaller[1:]), exitCode: 66}, u, "FuzzCount.func")
-	b := classifyDeath(death{stderr: report(inCaller, "Previous w"+inGoroutine[1:]), exitCode: 66}, u, "FuzzCount.func")
-	for _, f := range []*failure{a, b} {
-		if f.kind != KindRace || f.file != "/work/m/m.go" || f.line != 13 {
-			t.Errorf("%s at %s:%d (%s), want race at /work/m/m.go:13", f.kind, f.file, f.line, f.message)
+	u := UserFrames{Dirs: []string{"/work/m"}}
+	a := ClassifyDeath(Death{Stderr: report(inGoroutine, "Previous r"+inCaller[1:]), ExitCode: 66}, u, "FuzzCount.func")
+	b := ClassifyDeath(Death{Stderr: report(inCaller, "Previous w"+inGoroutine[1:]), ExitCode: 66}, u, "FuzzCount.func")
+	for _, f := range []*Failure{a, b} {
+		if f.Kind != protocol.KindRace || f.File != "/work/m/m.go" || f.Line != 13 {
+			t.Errorf("%s at %s:%d (%s), want race at /work/m/m.go:13", f.Kind, f.File, f.Line, f.Message)
 		}
-		if !strings.Contains(f.message, "m.go:13") || !strings.Contains(f.message, "m.go:15") {
-			t.Errorf("message %q does not name both accesses", f.message)
+		if !strings.Contains(f.Message, "m.go:13") || !strings.Contains(f.Message, "m.go:15") {
+			t.Errorf("message %q does not name both accesses", f.Message)
 		}
-		if len(f.frames) != 4 || f.frames[3].Line != 11 {
-			t.Errorf("frames %+v: want both accesses, then the goroutine's creation", f.frames)
+		if len(f.Frames) != 4 || f.Frames[3].Line != 11 {
+			t.Errorf("frames %+v: want both accesses, then the goroutine's creation", f.Frames)
 		}
 	}
-	if !a.same(b) || crashID(Target{Package: "example.com/m", Name: "FuzzCount"}, a, "/work/m") != crashID(Target{Package: "example.com/m", Name: "FuzzCount"}, b, "/work/m") {
+	if !a.Same(b) || a.ID("example.com/m.FuzzCount", "/work/m") != b.ID("example.com/m.FuzzCount", "/work/m") {
 		t.Errorf("signatures %q and %q differ", a.signature(), b.signature())
 	}
 	// Another race on the same line is another failure.
 	other := strings.Replace(report(inGoroutine, "Previous r"+inCaller[1:]), "m.go:15", "m.go:16", 1)
-	if c := classifyDeath(death{stderr: other, exitCode: 66}, u, "FuzzCount.func"); c.same(a) {
+	if c := ClassifyDeath(Death{Stderr: other, ExitCode: 66}, u, "FuzzCount.func"); c.Same(a) {
 		t.Errorf("races 13/15 and 13/16 are the same failure (%q)", c.signature())
-	}
-}
-
-// TestFailureKinds: Kinds, which what reports every kind walks (SARIF's rules),
-// holds each Kind constant declared in api.go once, described.
-func TestFailureKinds(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "api.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	declared := map[string]bool{}
-	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
-			for _, spec := range g.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, name := range vs.Names {
-					if i >= len(vs.Values) || !strings.HasPrefix(name.Name, "Kind") {
-						continue
-					}
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						declared[strings.Trim(lit.Value, `"`)] = true
-					}
-				}
-			}
-		}
-	}
-	if len(declared) < 10 {
-		t.Fatalf("found %d Kind constants in api.go: %v", len(declared), declared)
-	}
-	listed := map[string]bool{}
-	for _, k := range Kinds() {
-		if !declared[k.Kind] || listed[k.Kind] || k.Description == "" {
-			t.Errorf("kind %+v: not a Kind constant, listed twice or not described", k)
-		}
-		listed[k.Kind] = true
-		if LookupKind(k.Kind) != k {
-			t.Errorf("LookupKind(%q) = %+v, want %+v", k.Kind, LookupKind(k.Kind), k)
-		}
-	}
-	for k := range declared {
-		if !listed[k] {
-			t.Errorf("Kind constant %q is not in Kinds()", k)
-		}
 	}
 }
