@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -72,12 +73,14 @@ func crashMarkdown(c *engine.Crash) string {
 	return b.String()
 }
 
-// replayCommand is the `go test -run` command that runs the crash's input
-// from testdata/fuzz/FuzzXxx/<name>.
+// replayCommand is the command line that replays the crash's input once it
+// is the seed testdata/fuzz/FuzzXxx/<name> (engine.Crash.ReplayCommand), in
+// the target's directory, and why it is not go test's when it is not.
 func replayCommand(c *engine.Crash) string {
-	dir := c.Target.Dir
-	if dir == "" {
-		dir = filepath.Dir(c.Target.File)
+	dir := cmp.Or(c.Target.Dir, filepath.Dir(c.Target.File))
+	cmd, why := c.ReplayCommand(corpusName(corpusFile(c.Input)))
+	if why != "" {
+		cmd += "  # " + why
 	}
-	return fmt.Sprintf("cd %s && go test%s -run=%s .", engine.ShellQuote(dir), c.ReplayFlags(), engine.ShellQuote(engine.SeedRun(c.Target, corpusName(corpusFile(c.Input)))))
+	return fmt.Sprintf("cd %s && %s", engine.ShellQuote(dir), cmd)
 }

@@ -1,0 +1,74 @@
+package engine
+
+// How to replay a crash outside fuzzls's workers, once its input is a seed:
+// the command line, Delve's arguments, shell quoting. The CLI's report, its
+// SARIF and the daemon's hover and "Debug this crash" all print these.
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ReplayCommand is the command, run in the target's directory, that replays c
+// once its input is the seed named seed (testdata/fuzz/FuzzXxx/<seed>): go test
+// -run, or, for a kind go test does not check (KindInfo.GoTestMisses), fuzzls
+// fuzz -run with the flag that turns the check on (Options.ReplaySeeds), and
+// why then says why not go test.
+func (c *Crash) ReplayCommand(seed string) (cmd, why string) {
+	if k := LookupKind(c.Kind); k.GoTestMisses != "" {
+		return fmt.Sprintf("fuzzls fuzz %s%s -run=%s/%s .", k.Flag, c.ReplayFlags(), c.Target.Name, seed),
+			k.GoTestMisses + ", so go test -run passes on this input"
+	}
+	return fmt.Sprintf("go test%s -run=%s/%s", c.ReplayFlags(), c.Target.Name, seed), ""
+}
+
+// SeedRun is go test's -run pattern that runs the seed named seed of t's
+// corpus (testdata/fuzz/<t.Name>/<seed>) alone.
+func SeedRun(t Target, seed string) string {
+	return "^" + regexp.QuoteMeta(t.Name) + "$/^" + regexp.QuoteMeta(seed) + "$"
+}
+
+// DlvTestArgs are the arguments of Delve's dlv that build c's target's test
+// binary, with the build flags of the build that found c, and run the seed
+// named seed alone under the debugger; dlv runs in the target's package
+// directory.
+func DlvTestArgs(c *Crash, seed string) []string {
+	args := []string{"test"}
+	if len(c.BuildFlags) > 0 {
+		args = append(args, "--build-flags="+strings.TrimSpace(c.ReplayFlags()))
+	}
+	return append(args, ".", "--", "-test.run="+SeedRun(c.Target, seed))
+}
+
+// shellJoin quotes each argument for a POSIX shell, separated by spaces.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = ShellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// ShellCommand is a command line for a POSIX shell that runs name with args in dir.
+func ShellCommand(dir, name string, args ...string) string {
+	return fmt.Sprintf("cd %s && %s %s", ShellQuote(dir), ShellQuote(name), shellJoin(args))
+}
+
+// ReplayFlags are the crash's BuildFlags for a shell command line, each after a
+// space: "" or " -race -tags=integration".
+func (c *Crash) ReplayFlags() string {
+	var b strings.Builder
+	for _, a := range c.BuildFlags {
+		b.WriteString(" " + ShellQuote(a))
+	}
+	return b.String()
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
