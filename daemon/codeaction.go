@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -123,26 +122,21 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 	return append(actions, s.generateActions(ctx, params, path)...), nil
 }
 
-// corpusFile is an input as a seed corpus file as go test writes one: `go test
-// fuzz v1` header, lines ending in "\n" (an input read from a file saved with
-// "\r\n", which go test accepts, is written with "\n"; a value's own "\r" is
-// always quoted), final newline ensured.
+// corpusFile is an input as a seed corpus file as go test writes one: the
+// values decoded and encoded again by fuzzrt, so lines end in "\n" (an input
+// read from a file saved with "\r\n", which go test accepts, is written with
+// "\n"; a value's own "\r" is always quoted), the header and the final
+// newline are there. An input that does not decode (none the engine reports)
+// is only given the header it lacks.
 func corpusFile(input string) []byte {
-	input = strings.ReplaceAll(input, "\r\n", "\n")
-	if !strings.HasPrefix(input, "go test fuzz v1\n") {
-		input = "go test fuzz v1\n" + strings.TrimLeft(input, "\n")
+	if !strings.HasPrefix(input, fuzzrt.Header) {
+		input = fuzzrt.Header + "\n" + strings.TrimLeft(input, "\r\n")
 	}
-	if !strings.HasSuffix(input, "\n") {
-		input += "\n"
+	vals, err := fuzzrt.Unmarshal([]byte(input))
+	if err != nil {
+		return []byte(input)
 	}
-	return []byte(input)
-}
-
-// corpusName is `go test`'s name for a corpus file: the first 16 hex digits
-// of the SHA-256 of its contents.
-func corpusName(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:16]
+	return fuzzrt.Marshal(vals)
 }
 
 // corpusPath is where data goes in t's seed corpus.
@@ -151,7 +145,7 @@ func corpusPath(t engine.Target, data []byte) string {
 	if dir == "" {
 		dir = filepath.Dir(t.File)
 	}
-	return filepath.Join(dir, "testdata", "fuzz", t.Name, corpusName(data))
+	return filepath.Join(dir, "testdata", "fuzz", t.Name, fuzzrt.FileName(data))
 }
 
 // corpusEdit creates a seed corpus file for each input (those already there

@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -105,7 +106,7 @@ func (s *server) commandDebugCrash(ctx context.Context, args []protocol.LSPAny) 
 		if err := s.applyEdit(ctx, "Save the crash's input as a seed of "+c.Target.Name, edit); err != nil {
 			return nil, err
 		}
-		seed = corpusName(corpusFile(c.Input))
+		seed = fuzzrt.FileName(corpusFile(c.Input))
 		// A client may leave the edited file unsaved (the editor's buffer):
 		// go test reads the disk.
 		if !onDisk(ctx, c.Target, c.Input, 2*time.Second) {

@@ -13,6 +13,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -59,7 +60,7 @@ func TestDebugCrash(t *testing.T) {
 	}
 
 	seedFile := corpusFile(data.Input)
-	seedPath := filepath.Join(w.dir, "testdata", "fuzz", "FuzzEval", corpusName(seedFile))
+	seedPath := filepath.Join(w.dir, "testdata", "fuzz", "FuzzEval", fuzzrt.FileName(seedFile))
 	raw, err := w.Command(fproto.CommandDebugCrash, want)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestDebugCrash(t *testing.T) {
 	if create, ok2 := applied[0].DocumentChanges[0].(*protocol.CreateFile); !ok || !ok2 || create.URI != fileURI(seedPath) || te.Edits[0].(*protocol.TextEdit).NewText != string(seedFile) {
 		t.Fatalf("edit = %+v, want %s created with %q", applied[0], seedPath, seedFile)
 	}
-	if res.Dir != w.dir || res.Seed != corpusName(seedFile) || res.SeedURI != string(fileURI(seedPath)) || res.Run != "^FuzzEval$/^"+res.Seed+"$" ||
+	if res.Dir != w.dir || res.Seed != fuzzrt.FileName(seedFile) || res.SeedURI != string(fileURI(seedPath)) || res.Run != "^FuzzEval$/^"+res.Seed+"$" ||
 		res.URI != string(w.calcURI) || res.Line != uint32(w.divLine-1) || res.Target != (fproto.TargetID{Package: "example.com/calc", Name: "FuzzEval"}) ||
 		strings.Join(res.Args, " ") != "test . -- -test.run="+res.Run {
 		t.Errorf("result = %+v", res)

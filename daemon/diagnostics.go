@@ -224,17 +224,11 @@ func crashMessage(c *engine.Crash) string {
 }
 
 // inputArgs returns the Go expressions of an input in the `go test fuzz v1`
-// format, one per argument of the fuzz function.
+// format, one per argument of the fuzz function: the lines of its corpus file
+// after the header.
 func inputArgs(input string) []string {
-	var args []string
-	for i, line := range strings.Split(strings.ReplaceAll(input, "\r\n", "\n"), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || (i == 0 && strings.HasPrefix(line, "go test fuzz v")) {
-			continue
-		}
-		args = append(args, line)
-	}
-	return args
+	lines := strings.Split(strings.TrimSuffix(string(corpusFile(input)), "\n"), "\n")
+	return lines[1:]
 }
 
 // shortInput shows the arguments with string(…) conversions dropped, cut to

@@ -15,6 +15,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/internal/lspclient"
 	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
@@ -183,7 +184,7 @@ func TestCrashFeatures(t *testing.T) {
 	}
 	input := data.Input
 	seed := corpusFile(input)
-	name := corpusName(seed)
+	name := fuzzrt.FileName(seed)
 
 	// Hover on the crash line.
 	h, err := w.Server.Hover(w.Ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -78,7 +79,7 @@ func crashMarkdown(c *engine.Crash) string {
 // the target's directory, and why it is not go test's when it is not.
 func replayCommand(c *engine.Crash) string {
 	dir := cmp.Or(c.Target.Dir, filepath.Dir(c.Target.File))
-	cmd, why := c.ReplayCommand(corpusName(corpusFile(c.Input)))
+	cmd, why := c.ReplayCommand(fuzzrt.FileName(corpusFile(c.Input)))
 	if why != "" {
 		cmd += "  # " + why
 	}
