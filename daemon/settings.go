@@ -151,17 +151,13 @@ func buildFlags(st fproto.Settings) engine.BuildFlags {
 func engineOptions(st fproto.Settings, log io.Writer) engine.Options {
 	d, _ := timeout(st)
 	quiet, _ := plateau(st)
-	rss := st.RSSLimitMB
-	if rss == 0 {
-		rss = -1 // no limit, as package.json and fuzzls fuzz -rsslimit 0 say; the engine's 0 is its default
-	}
 	return engine.Options{
 		CacheDir:    st.CacheDir,
 		Parallel:    st.Parallel,
 		Timeout:     d,
 		KeepFuzzing: st.KeepFuzzing,
 		Plateau:     quiet,
-		RSSLimitMB:  rss,
+		RSSLimitMB:  engine.RSSLimit(st.RSSLimitMB),
 		Nice:        st.Nice,
 		Build:       buildFlags(st),
 		Leaks:       st.Leaks,

@@ -17,9 +17,9 @@ type Options struct {
 	CacheDir     string        // build products, generated corpus, crash records; default DefaultCacheDir()
 	Parallel     int           // worker processes shared by all sessions; default runtime.NumCPU()
 	Timeout      time.Duration // an input running longer is a hang; default adaptive (see hang.go): 10× the slowest input, 0.5s to 10s
-	MinimizeTime time.Duration // budget to minimize one failure; default 60s
+	MinimizeTime time.Duration // budget to minimize one failure; default DefaultMinimizeTime
 	KeepFuzzing  bool          // go on after a failure (the daemon's default) instead of stopping the session
-	RSSLimitMB   int           // per-worker memory limit; default 2048
+	RSSLimitMB   int           // per-worker memory limit; 0: the rssLimitMB setting's default, negative: none (see RSSLimit)
 	FuzzTime     time.Duration // stop a session after this long; 0 = no limit
 	FuzzExecs    int64         // stop a session after this many executions; 0 = no limit
 	// Plateau stops a session after this much fuzzing without new coverage
@@ -65,6 +65,18 @@ type Options struct {
 	// Build are go test's flags for the load and the build (-tags, -race,
 	// -ldflags, -gcflags); with Race, a data race is a failure of kind race.
 	Build BuildFlags
+}
+
+// DefaultMinimizeTime is Options.MinimizeTime's default.
+const DefaultMinimizeTime = 60 * time.Second
+
+// RSSLimit is Options.RSSLimitMB for a limit in MiB as users give one (the
+// rssLimitMB setting, fuzzls fuzz -rsslimit), where 0 means none.
+func RSSLimit(userMB int) int {
+	if userMB == 0 {
+		return -1
+	}
+	return userMB
 }
 
 // BuildFlags are the go test flags the engine passes to the package load and the

@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 
 	"fuzzls.dev/fuzzls/instrument"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // Engine runs sessions and shares the worker processes (Options.Parallel) between
@@ -36,10 +36,10 @@ func New(opts Options, observe func(Event)) *Engine {
 		opts.Parallel = runtime.NumCPU()
 	}
 	if opts.MinimizeTime <= 0 {
-		opts.MinimizeTime = 60 * time.Second
+		opts.MinimizeTime = DefaultMinimizeTime
 	}
 	if opts.RSSLimitMB == 0 {
-		opts.RSSLimitMB = 2048
+		opts.RSSLimitMB = protocol.DefaultSettings().RSSLimitMB
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // chooseTargets lists the targets of patterns (default ".") whose names match re.
@@ -73,14 +74,11 @@ func export(args []string, stdout, stderr io.Writer) int {
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory of the generated corpus")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax) to add to each target's")
 	timeout := fs.Duration("timeout", 0, "the hang limit to write in the options (default 10s)")
-	rss := fs.Int("rsslimit", 2048, "the memory limit in MiB to write in the options (0: none)")
+	rss := fs.Int("rsslimit", protocol.DefaultSettings().RSSLimitMB, "the memory limit in MiB to write in the options (0: none)")
 	if !parseIn(fs, args, stderr) {
 		return 2
 	}
-	if *rss == 0 {
-		*rss = -1
-	}
-	e := engine.New(engine.Options{CacheDir: *cacheDir, Dict: *dict, Timeout: *timeout, RSSLimitMB: *rss, Log: stderr}, nil)
+	e := engine.New(engine.Options{CacheDir: *cacheDir, Dict: *dict, Timeout: *timeout, RSSLimitMB: engine.RSSLimit(*rss), Log: stderr}, nil)
 	defer e.Close()
 	targets, err := chooseTargets(e, *runRE, fs.Args())
 	if err != nil {

@@ -129,13 +129,13 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&ft, "fuzztime", "how long to fuzz each target: a duration (30s) or a number of executions (10000x); default: until a failure")
 	parallel := fs.Int("parallel", 0, "worker processes in total (default: one per CPU)")
 	timeout := fs.Duration("timeout", 0, "an input running longer than this is a hang (default: past 10× the slowest input so far, at least 0.5s, a suspected hang, a hang if still running at 10s; one that finishes first is a slow input, a warning)")
-	minimizeTime := fs.Duration("minimizetime", 60*time.Second, "time to minimize each failure")
+	minimizeTime := fs.Duration("minimizetime", engine.DefaultMinimizeTime, "time to minimize each failure")
 	plateau := fs.Duration("plateau", 0, "stop a target after this much fuzzing without new coverage; its workers go to the targets still fuzzing (default: never)")
 	jsonOut := fs.Bool("json", false, "print events as JSON, one object a line")
 	cacheDir := fs.String("cachedir", engine.DefaultCacheDir(), "directory for build products, the generated corpus and failures")
 	keep := fs.Bool("keepfuzzing", false, "go on fuzzing after a failure")
 	leaks := fs.Bool("leaks", false, "report inputs that leave goroutines blocked (kind leak); costs about a microsecond an execution")
-	rss := fs.Int("rsslimit", 2048, "memory limit of a worker in MiB (0: none)")
+	rss := fs.Int("rsslimit", protocol.DefaultSettings().RSSLimitMB, "memory limit of a worker in MiB (0: none)")
 	nice := fs.Int("nice", 0, "nice value of the workers (1 to 19: they yield the cores to other work; the daemon uses 10)")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
@@ -172,11 +172,8 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 		patterns = []string{"."}
 	}
 	rep := &engine.Reporter{W: stdout, JSON: *jsonOut}
-	if *rss == 0 {
-		*rss = -1
-	}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: *rss, Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
+		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: engine.RSSLimit(*rss), Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
 	opts.ReplaySeeds = seedRE
 	ci.options(&opts)
 	if err := focus.options(&opts); err != nil {
