@@ -49,17 +49,10 @@ func parseFuzzFuncs(path, text string) []fuzzFunc {
 	var out []fuzzFunc
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || !engine.IsFuzzName(fd.Name.Name) || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 {
+		if !ok || !engine.IsFuzzTarget(f, fd) {
 			continue
 		}
 		p := fd.Type.Params.List[0]
-		star, ok := p.Type.(*ast.StarExpr)
-		if !ok {
-			continue
-		}
-		if sel, ok := star.X.(*ast.SelectorExpr); !ok || sel.Sel.Name != "F" {
-			continue
-		}
 		ff := fuzzFunc{name: fd.Name.Name, line: fset.Position(fd.Pos()).Line, endLine: fset.Position(fd.End()).Line, fuzzStmt: -1}
 		if len(p.Names) == 1 {
 			ff.param = p.Names[0].Name

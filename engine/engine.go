@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"go/ast"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -56,8 +57,9 @@ func New(opts Options, observe func(Event)) *Engine {
 // Options returns the engine's options with defaults filled in.
 func (e *Engine) Options() Options { return e.opts }
 
-// IsFuzzName reports whether name is a fuzz target's name as go test has it.
-func IsFuzzName(name string) bool { return instrument.IsFuzzName(name) }
+// IsFuzzTarget reports whether fd, a function declared in f, is a fuzz target
+// as go test takes one (see instrument.IsFuzzTarget).
+func IsFuzzTarget(f *ast.File, fd *ast.FuncDecl) bool { return instrument.IsFuzzTarget(f, fd) }
 
 // Discover lists the fuzz targets of the packages matching patterns (as `go test`
 // patterns, e.g. "./...") in the module or workspace at dir. Targets whose shape is

@@ -463,9 +463,8 @@ func constrainedTargets(ignored []string) []Target {
 				}
 			}
 		}
-		testingName := fileImportName(f, "testing")
 		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && IsFuzzName(fd.Name.Name) && takesTestingF(fd, testingName) {
+			if fd, ok := d.(*ast.FuncDecl); ok && IsFuzzTarget(f, fd) {
 				out = append(out, Target{Name: fd.Name.Name, File: name, Line: fset.Position(fd.Pos()).Line, Constraint: goBuild})
 			}
 		}
@@ -473,9 +472,17 @@ func constrainedTargets(ignored []string) []Target {
 	return out
 }
 
+// IsFuzzTarget reports whether fd, a function declared in f, is a fuzz target
+// as go test takes one: func FuzzXxx(f *testing.F), with go test's rule for the
+// name (IsFuzzName) and its shape (takesTestingF: testing imported under any
+// name). It is the one definition: the loader and the daemon's code lenses
+// (through the engine) use it.
+func IsFuzzTarget(f *ast.File, fd *ast.FuncDecl) bool {
+	return fd.Recv == nil && IsFuzzName(fd.Name.Name) && takesTestingF(fd, fileImportName(f, "testing"))
+}
+
 // IsFuzzName is go test's rule for a fuzz target's name: "Fuzz" alone or
-// followed by a rune that is not lower case. It is the one definition of the
-// rule: the daemon's code lenses use it through the engine.
+// followed by a rune that is not lower case.
 func IsFuzzName(name string) bool {
 	if !strings.HasPrefix(name, "Fuzz") {
 		return false
