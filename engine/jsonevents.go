@@ -29,9 +29,18 @@ type JSONBuild struct {
 	Seconds  float64  `json:"seconds"` // how long the build took
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is why the build failed; Diagnostics are its messages placed in the
-	// user's files (1-based Line, Col in bytes).
-	Error       string       `json:"error,omitempty"`
-	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// user's files.
+	Error       string           `json:"error,omitempty"`
+	Diagnostics []JSONDiagnostic `json:"diagnostics,omitempty"`
+}
+
+// JSONDiagnostic is a build message placed in the user's files (a build
+// event's diagnostics).
+type JSONDiagnostic struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"` // 1-based
+	Col     int    `json:"col"`  // 1-based, in bytes
+	Message string `json:"message"`
 }
 
 // JSONSeeds: a target's seeds (f.Add and testdata/fuzz) being read, about once
@@ -132,7 +141,9 @@ func JSONEvent(ev Event) any {
 		if ev.Err != nil {
 			j.Error = ev.Err.Error()
 			if be, ok := ev.Err.(*BuildError); ok {
-				j.Diagnostics = be.Diagnostics
+				for _, d := range be.Diagnostics {
+					j.Diagnostics = append(j.Diagnostics, JSONDiagnostic{File: d.File, Line: d.Line, Col: d.Col, Message: d.Message})
+				}
 			}
 		}
 		return j

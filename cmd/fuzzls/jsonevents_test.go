@@ -179,7 +179,8 @@ func TestJSONEventsDriftCaught(t *testing.T) {
 		strings.Replace(line, `"event":"stats"`, `"event":"done"`, 1),
 		strings.Replace(line, `"blocks":39,`, `"blocks":39,"extra":1,`, 1),
 		`{"event":"fixed","id":"x","target":"FuzzEval","line":3}`,
-		`{"event":"build","package":"p","targets":[],"seconds":1,"diagnostics":[{"File":"f","Line":1,"Column":2,"Message":"m"}]}`,
+		`{"event":"build","package":"p","targets":[],"seconds":1,"diagnostics":[{"file":"f","line":1,"column":2,"message":"m"}]}`,
+		`{"event":"build","package":"p","targets":[],"seconds":1,"diagnostics":[{"File":"f","Line":1,"Col":2,"Message":"m"}]}`,
 	} {
 		if ev, err := checkJSONLine([]byte(bad)); err == nil {
 			t.Errorf("%s passes as %q", bad, ev)
