@@ -26,14 +26,12 @@ type fuzzEngine interface {
 
 // fuzzSession is what the daemon needs of *engine.Session.
 type fuzzSession interface {
-	Target() engine.Target
 	Stop()
 	Rebuild()
 	State() engine.State
 	Skipped() string
 	Stats() engine.Stats
 	Coverage() (blocks []engine.Block, hit []bool)
-	Crashes() []*engine.Crash
 	DependsOn(file string) bool
 	SeedCandidates() []string
 	Blockers() []engine.Blocker

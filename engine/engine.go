@@ -54,9 +54,6 @@ func New(opts Options, observe func(Event)) *Engine {
 	return e
 }
 
-// Options returns the engine's options with defaults filled in.
-func (e *Engine) Options() Options { return e.opts }
-
 // IsFuzzTarget reports whether fd, a function declared in f, is a fuzz target
 // as go test takes one (see instrument.IsFuzzTarget).
 func IsFuzzTarget(f *ast.File, fd *ast.FuncDecl) bool { return instrument.IsFuzzTarget(f, fd) }
@@ -70,14 +67,10 @@ func Discover(ctx context.Context, flags BuildFlags, dir string, patterns ...str
 	return discover(ctx, &l, dir, patterns)
 }
 
-// Targets is Discover with the engine's package cache (see Invalidate).
+// Targets is Discover with the engine's package cache (see instrument.Loader).
 func (e *Engine) Targets(ctx context.Context, dir string, patterns ...string) ([]Target, error) {
 	return discover(ctx, &e.loader, dir, patterns)
 }
-
-// Invalidate drops cached package loads (after files are added or removed, or go.mod
-// changes).
-func (e *Engine) Invalidate() { e.loader.Invalidate() }
 
 func discover(ctx context.Context, l *instrument.Loader, dir string, patterns []string) ([]Target, error) {
 	if len(patterns) == 0 {

@@ -24,14 +24,6 @@ type Reporter struct {
 
 	mu        sync.Mutex
 	lastStats map[string]time.Time
-	crashes   int
-}
-
-// Crashes is the number of distinct failures reported.
-func (r *Reporter) Crashes() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.crashes
 }
 
 // quietAfter is how long without new coverage a text status line says so.
@@ -95,7 +87,6 @@ func (r *Reporter) Observe(ev Event) {
 			fmt.Fprintf(r.W, "%s: found a failure (%s: %s), minimizing…\n", c.Target.Name, c.Kind, firstLine(c.Message))
 			return
 		}
-		r.crashes++
 		fmt.Fprint(r.W, FormatCrash(c))
 	case *BlockersEvent:
 		fmt.Fprint(r.W, FormatBlockers(ev))
@@ -121,9 +112,6 @@ func (r *Reporter) Observe(ev Event) {
 }
 
 func (r *Reporter) json(ev Event) {
-	if c, ok := ev.(*CrashEvent); ok && (c.Crash.Minimized || c.Crash.Flaky || c.Crash.Replayed) {
-		r.crashes++
-	}
 	j := JSONEvent(ev)
 	if j == nil {
 		return

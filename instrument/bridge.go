@@ -47,16 +47,16 @@ func bridgeDir(d *Dep) (string, bool) {
 	return filepath.Join(filepath.FromSlash(strings.TrimSuffix(dir, below)), bridgeName), true
 }
 
-// BridgeVar is the name under which a bridge exports a pointer to variable name
+// bridgeVar is the name under which a bridge exports a pointer to variable name
 // of the bridge's pkg-th package.
-func BridgeVar(name string, pkg int) string { return name + "_B" + strconv.Itoa(pkg) }
+func bridgeVar(name string, pkg int) string { return name + "_B" + strconv.Itoa(pkg) }
 
 // fileVars lists the variables of an instrumented file the harness hands to the
 // runtime.
 func fileVars(f instrumented) []string {
-	vars := []string{CounterVar(f.id), ExitHookVar(f.id)}
+	vars := []string{counterVar(f.id), exitHookVar(f.id)}
 	if f.cmpSites > 0 {
-		vars = append(vars, CmpCovVar(f.id), CmpOnVar(f.id), CmpHookVar(f.id))
+		vars = append(vars, cmpCovVar(f.id), cmpOnVar(f.id), cmpHookVar(f.id))
 	}
 	return vars
 }
@@ -83,7 +83,7 @@ func generateBridge(files []instrumented) []byte {
 	b.WriteString(")\n\nvar (\n")
 	for _, f := range files {
 		for _, v := range fileVars(f) {
-			fmt.Fprintf(&b, "\t%s = &zzfuzzls_b%d.%s\n", BridgeVar(v, f.bridgePkg), f.bridgePkg, v)
+			fmt.Fprintf(&b, "\t%s = &zzfuzzls_b%d.%s\n", bridgeVar(v, f.bridgePkg), f.bridgePkg, v)
 		}
 	}
 	b.WriteString(")\n")

@@ -126,7 +126,7 @@ func TestDotImport(t *testing.T) {
 // a declaration the instrumentation adds.
 func TestGeneratedCodeError(t *testing.T) {
 	dir := testws.Txtar(t, dotImportModule)
-	clash := "package b\n\nvar " + CounterVar(NewFileID("example.com/m/b", 0)) + " int\n"
+	clash := "package b\n\nvar " + counterVar(newFileID("example.com/m/b", 0)) + " int\n"
 	if err := os.WriteFile(filepath.Join(dir, "b", "clash.go"), []byte(clash), 0o644); err != nil {
 		t.Fatal(err)
 	}

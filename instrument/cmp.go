@@ -13,7 +13,7 @@ package instrument
 //     a known checksum or decoded integer (encoding/binary's
 //     LittleEndian.Uint32(...) and co, hash/crc32's ChecksumIEEE(...) and
 //     co) with anything get the other side converted to the known type.
-//   - With CmpOptions.Vars, L op R with two typed operands becomes the
+//   - With cmpOptions.Vars, L op R with two typed operands becomes the
 //     same call, the type argument inferred from both.
 //   - bytes.Equal(a, b), strings.HasPrefix(s, p), ... become calls of
 //     per-file wrappers with the same parameter and result types.
@@ -34,12 +34,12 @@ import (
 	"strings"
 )
 
-// CmpOptions enable comparison instrumentation in RewriteFileCmp.
-type CmpOptions struct {
+// cmpOptions enable comparison instrumentation in rewriteFileCmp.
+type cmpOptions struct {
 	// UntypedConsts are the package-level constants (of the whole package,
 	// all files) declared without a type whose values are constant
 	// expressions of literals and other such constants: they behave like
-	// literals. See PackageUntypedConsts.
+	// literals. See packageUntypedConsts.
 	UntypedConsts map[string]bool
 	// Vars also hooks comparisons of two typed operands (`fd.Checksum != c`),
 	// outside loop conditions and bounds checks (len or cap on either side).
@@ -61,46 +61,46 @@ type CmpOptions struct {
 // (a call's parenthesis, a switch case's value), and the site whose counter
 // counts its executions (a switch's cases share their first one's). File and
 // Counter are the file's (File 0, Counter among the file's sites) as
-// RewriteFileCmp returns them; Binary.CmpSites numbers them for the binary.
+// rewriteFileCmp returns them; Binary.CmpSites numbers them for the binary.
 type CmpSite struct {
 	File, Line, Col, Counter int
 }
 
-// CmpOnVar is the name of the *bool variable that RewriteFileCmp declares in
+// cmpOnVar is the name of the *bool variable that rewriteFileCmp declares in
 // the file id: the comparison hook is called
 // only while it points to true. It starts as new(bool); the harness points it
 // at the runtime's flag.
-func CmpOnVar(id FileID) string { return "FuzzlsCmpOn_" + string(id) }
+func cmpOnVar(id fileID) string { return "FuzzlsCmpOn_" + string(id) }
 
-// CmpCovVar is the name of the per-site counter array RewriteFileCmp declares.
-func CmpCovVar(id FileID) string { return "FuzzlsCmpCov_" + string(id) }
+// cmpCovVar is the name of the per-site counter array rewriteFileCmp declares.
+func cmpCovVar(id fileID) string { return "FuzzlsCmpCov_" + string(id) }
 
-// CmpHookVar is the name of the func(site int, a, b any) variable that
+// cmpHookVar is the name of the func(site int, a, b any) variable that
 // instrumented comparisons call with their site and operands. It starts as a
 // function that does nothing; the harness replaces it.
-func CmpHookVar(id FileID) string { return "FuzzlsCmpHook_" + string(id) }
+func cmpHookVar(id fileID) string { return "FuzzlsCmpHook_" + string(id) }
 
-// RewriteFileCmp is RewriteFile plus comparison hooks: the same blocks, the
-// same counters and exit hooks, and calls of CmpHookVar(id) at the
+// rewriteFileCmp is RewriteFile plus comparison hooks: the same blocks, the
+// same counters and exit hooks, and calls of cmpHookVar(id) at the
 // comparisons (see the comment at the top of cmp.go). sites is the number
 // of comparison sites used by this file: the hook receives site ids in
 // [0, sites), numbered in source order.
 //
-// Besides RewriteFile's, the declarations of CmpOnVar(id),
-// CmpHookVar(id) and the helpers are appended at the end of the file
+// Besides RewriteFile's, the declarations of cmpOnVar(id),
+// cmpHookVar(id) and the helpers are appended at the end of the file
 // (they are there even when sites is 0). A file that imports "C" is
 // returned unchanged, with no blocks and no sites (and no declarations).
-func RewriteFileCmp(filename string, src []byte, id FileID, opts CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
+func rewriteFileCmp(filename string, src []byte, id fileID, opts cmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
 	return rewrite(filename, src, id, &opts)
 }
 
-// PackageUntypedConsts returns the package-level constants of the parsed
+// packageUntypedConsts returns the package-level constants of the parsed
 // files of one package that are declared without a type and whose values
 // are constant expressions of basic literals (not imaginary), iota and other
 // such constants, with the operators + - * / % & | ^ &^ << >> and
 // parentheses. A name declared more than once (in files for different
 // platforms, say) is included only if every declaration qualifies.
-func PackageUntypedConsts(files []*ast.File) map[string]bool {
+func packageUntypedConsts(files []*ast.File) map[string]bool {
 	values := map[string][]ast.Expr{}
 	bad := map[string]bool{}
 	for _, f := range files {
@@ -217,7 +217,7 @@ var knownMethods = map[string]string{"Uint16": "uint16", "Uint32": "uint32", "Ui
 type cmpState struct {
 	r    *rewriter
 	file *ast.File
-	opts CmpOptions
+	opts cmpOptions
 	idx  string // file index
 
 	sites int
@@ -239,7 +239,7 @@ type cmpState struct {
 	wrapSeen map[string]bool // names of the wrappers declared
 }
 
-func newCmpState(r *rewriter, file *ast.File, id FileID, opts CmpOptions) *cmpState {
+func newCmpState(r *rewriter, file *ast.File, id fileID, opts cmpOptions) *cmpState {
 	c := &cmpState{
 		r:         r,
 		file:      file,
@@ -582,7 +582,7 @@ func (c *cmpState) binary(n *ast.BinaryExpr) {
 	r.inserts = append(r.inserts, insertion{off: r.offset(y.End()), prio: prioCmpClose, order: -seq, text: ") == true"})
 }
 
-// varOperands reports whether CmpOptions.Vars hooks n, a comparison of two
+// varOperands reports whether cmpOptions.Vars hooks n, a comparison of two
 // operands neither of which is a literal or a known call.
 func (c *cmpState) varOperands(n *ast.BinaryExpr) bool {
 	if !c.opts.Vars || c.loopCond > 0 || c.opts.NoVarLines[c.r.fset.Position(n.OpPos).Line] {

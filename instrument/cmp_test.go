@@ -616,7 +616,7 @@ func cmpRewritePkg(t *testing.T, desc string, files map[string]string, vars bool
 		}
 		parsed = append(parsed, f)
 	}
-	opts := CmpOptions{UntypedConsts: PackageUntypedConsts(parsed), Vars: vars}
+	opts := cmpOptions{UntypedConsts: packageUntypedConsts(parsed), Vars: vars}
 	outs, sites := map[string][]byte{}, map[string]int{}
 	for i, name := range names {
 		outs[name], sites[name] = cmpRewriteOK(t, desc+": "+name, files[name], i, opts)
@@ -626,13 +626,13 @@ func cmpRewritePkg(t *testing.T, desc string, files map[string]string, vars bool
 
 // cmpRewriteOK rewrites src with comparison hooks and checks the invariants
 // that hold for any input.
-func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]byte, int) {
+func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts cmpOptions) ([]byte, int) {
 	t.Helper()
-	out, blocks, sites, err := RewriteFileCmp("x.go", []byte(src), tid(idx), opts)
+	out, blocks, sites, err := rewriteFileCmp("x.go", []byte(src), tid(idx), opts)
 	if err != nil {
-		t.Fatalf("%s: RewriteFileCmp: %v", desc, err)
+		t.Fatalf("%s: rewriteFileCmp: %v", desc, err)
 	}
-	out2, blocks2, sites2, err := RewriteFileCmp("x.go", []byte(src), tid(idx), opts)
+	out2, blocks2, sites2, err := rewriteFileCmp("x.go", []byte(src), tid(idx), opts)
 	if err != nil || !bytes.Equal(out, out2) || !reflect.DeepEqual(blocks, blocks2) || sites != sites2 {
 		t.Errorf("%s: not deterministic", desc)
 	}
@@ -654,7 +654,7 @@ func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]b
 	// Nothing but declarations after the original text, which keeps its
 	// number of lines; they start with a //line directive so that no stack
 	// points into them as if they were the user's file.
-	declStart := bytes.LastIndex(out, []byte("\n//line zz_fuzzls_instrumentation.go:1\nvar "+CounterVar(tid(idx))+" ["))
+	declStart := bytes.LastIndex(out, []byte("\n//line zz_fuzzls_instrumentation.go:1\nvar "+counterVar(tid(idx))+" ["))
 	if declStart < 0 {
 		t.Fatalf("%s: no //line directive and counter declaration:\n%s", desc, out)
 	}
@@ -678,7 +678,7 @@ func cmpRewriteOK(t *testing.T, desc, src string, idx int, opts CmpOptions) ([]b
 			t.Errorf("%s: unexpected declaration %s", desc, name)
 		}
 	}
-	for _, name := range []string{CmpOnVar(tid(idx)), CmpHookVar(tid(idx))} {
+	for _, name := range []string{cmpOnVar(tid(idx)), cmpHookVar(tid(idx))} {
 		if outFile.Scope.Lookup(name) == nil {
 			t.Errorf("%s: %s not declared", desc, name)
 		}
@@ -978,7 +978,7 @@ func TestCmpStdPackages(t *testing.T) {
 			}
 			parsed = append(parsed, f)
 		}
-		opts := CmpOptions{UntypedConsts: PackageUntypedConsts(parsed)}
+		opts := cmpOptions{UntypedConsts: packageUntypedConsts(parsed)}
 		for i, name := range names {
 			out, sites := cmpRewriteOK(t, p+"/"+name, files[name], i, opts)
 			total += sites
@@ -1039,7 +1039,7 @@ const Y = V
 		}
 		files = append(files, f)
 	}
-	got := PackageUntypedConsts(files)
+	got := packageUntypedConsts(files)
 	want := map[string]bool{"A": true, "B": true, "E": true, "F": true, "G": true, "H": true, "K": true, "Z": true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -1132,7 +1132,7 @@ func main() {
 
 func TestCmpRun(t *testing.T) {
 	goTool := coverGoTool(t)
-	out, sites := cmpRewriteOK(t, "program", cmpProg, 0, CmpOptions{UntypedConsts: map[string]bool{"Magic": true}})
+	out, sites := cmpRewriteOK(t, "program", cmpProg, 0, cmpOptions{UntypedConsts: map[string]bool{"Magic": true}})
 	if sites != 13 {
 		t.Errorf("%d sites, want 13\n%s", sites, out)
 	}
@@ -1186,13 +1186,13 @@ RES [badsum lower] 3
 
 func TestCmpCgoUnchanged(t *testing.T) {
 	src := []byte("package p\n\n// #include <stdio.h>\nimport \"C\"\n\nfunc f(x int) bool { return x == 1 }\n")
-	out, blocks, sites, err := RewriteFileCmp("c.go", src, tid(0), CmpOptions{})
+	out, blocks, sites, err := rewriteFileCmp("c.go", src, tid(0), cmpOptions{})
 	if err != nil || !bytes.Equal(out, src) || len(blocks) != 0 || sites != 0 {
 		t.Errorf("cgo file: err=%v blocks=%v sites=%d out=\n%s", err, blocks, sites, out)
 	}
 }
 
-// TestCmpSameAsCover: without comparisons, RewriteFileCmp is RewriteFile
+// TestCmpSameAsCover: without comparisons, rewriteFileCmp is RewriteFile
 // plus the declarations.
 func TestCmpSameAsCover(t *testing.T) {
 	checked := 0
@@ -1201,7 +1201,7 @@ func TestCmpSameAsCover(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _, sites, err := RewriteFileCmp("x.go", []byte(c.src), tid(i), CmpOptions{})
+		out, _, sites, err := rewriteFileCmp("x.go", []byte(c.src), tid(i), cmpOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1215,17 +1215,17 @@ func TestCmpSameAsCover(t *testing.T) {
 	if checked == 0 {
 		t.Error("no case without comparison sites")
 	}
-	if _, _, _, err := RewriteFileCmp("x.go", []byte("package p\n"), "", CmpOptions{}); err == nil {
+	if _, _, _, err := rewriteFileCmp("x.go", []byte("package p\n"), "", cmpOptions{}); err == nil {
 		t.Error("no error for a missing ID")
 	}
-	if _, _, _, err := RewriteFileCmp("bad.go", []byte("package p\n\nfunc {\n"), tid(0), CmpOptions{}); err == nil {
+	if _, _, _, err := rewriteFileCmp("bad.go", []byte("package p\n\nfunc {\n"), tid(0), cmpOptions{}); err == nil {
 		t.Error("no error for a file that does not parse")
 	}
 }
 
 func TestCmpVarNames(t *testing.T) {
-	if id := tid(3); CmpOnVar(id) != "FuzzlsCmpOn_"+string(id) || CmpHookVar(id) != "FuzzlsCmpHook_"+string(id) {
-		t.Error(CmpOnVar(id), CmpHookVar(id))
+	if id := tid(3); cmpOnVar(id) != "FuzzlsCmpOn_"+string(id) || cmpHookVar(id) != "FuzzlsCmpHook_"+string(id) {
+		t.Error(cmpOnVar(id), cmpHookVar(id))
 	}
 }
 
@@ -1253,7 +1253,7 @@ func f(s string, n int) int {
 }
 `
 	var sites []CmpSite
-	_, _, n, err := RewriteFileCmp("x.go", []byte(src), "0", CmpOptions{Sites: &sites})
+	_, _, n, err := rewriteFileCmp("x.go", []byte(src), "0", cmpOptions{Sites: &sites})
 	if err != nil {
 		t.Fatal(err)
 	}

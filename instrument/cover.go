@@ -32,44 +32,44 @@ import (
 // positions in the file; //line directives are not applied.
 type CoverBlock struct{ StartLine, StartCol, EndLine, EndCol int }
 
-// FileID tells apart the names instrumentation declares in one file. The names
+// fileID tells apart the names instrumentation declares in one file. The names
 // are exported (the harness, in another package, reads them), so they must differ
 // between packages as well as between a package's files: a package that
 // dot-imports another sees the other's names beside its own.
-type FileID string
+type fileID string
 
-// NewFileID is the ID of the file of index index within package importPath.
-func NewFileID(importPath string, index int) FileID {
+// newFileID is the ID of the file of index index within package importPath.
+func newFileID(importPath string, index int) fileID {
 	sum := sha256.Sum256([]byte(importPath))
-	return FileID(hex.EncodeToString(sum[:6]) + "_" + strconv.Itoa(index))
+	return fileID(hex.EncodeToString(sum[:6]) + "_" + strconv.Itoa(index))
 }
 
-// CounterVar is the name of the counter array that RewriteFile declares in
+// counterVar is the name of the counter array that RewriteFile declares in
 // the file id.
-func CounterVar(id FileID) string { return "FuzzlsCounters_" + string(id) }
+func counterVar(id fileID) string { return "FuzzlsCounters_" + string(id) }
 
-// ExitHookVar is the name of the func() variable that instrumented code calls
+// exitHookVar is the name of the func() variable that instrumented code calls
 // right before a call that ends the process (os.Exit, log.Fatal...).
-func ExitHookVar(id FileID) string { return "FuzzlsExitHook_" + string(id) }
+func exitHookVar(id fileID) string { return "FuzzlsExitHook_" + string(id) }
 
 // RewriteFile instruments one Go source file, whose declarations id names. It
 // returns the instrumented source and the blocks, in counter order: counter k of
-// CounterVar(id) counts the executions of blocks[k].
+// counterVar(id) counts the executions of blocks[k].
 //
-// Every basic block gets a statement CounterVar(id)[k]++ at its start;
-// CounterVar(id) is declared at the end of the file as a [N]uint8
-// (wrapping) and ExitHookVar(id) as a func() that does nothing. No
+// Every basic block gets a statement counterVar(id)[k]++ at its start;
+// counterVar(id) is declared at the end of the file as a [N]uint8
+// (wrapping) and exitHookVar(id) as a func() that does nothing. No
 // newline is added or removed before those declarations, no import is added.
 //
 // A file that imports "C" is returned unchanged, with no blocks (and no
 // declarations). A file that does not parse yields the parser's error.
-func RewriteFile(filename string, src []byte, id FileID) (out []byte, blocks []CoverBlock, err error) {
+func RewriteFile(filename string, src []byte, id fileID) (out []byte, blocks []CoverBlock, err error) {
 	out, blocks, _, err = rewrite(filename, src, id, nil)
 	return out, blocks, err
 }
 
-// rewrite implements RewriteFile and, with cmp set, RewriteFileCmp.
-func rewrite(filename string, src []byte, id FileID, cmp *CmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
+// rewrite implements RewriteFile and, with cmp set, rewriteFileCmp.
+func rewrite(filename string, src []byte, id fileID, cmp *cmpOptions) (out []byte, blocks []CoverBlock, sites int, err error) {
 	if id == "" {
 		return nil, nil, 0, fmt.Errorf("instrument: %s: no file ID", filename)
 	}
@@ -84,8 +84,8 @@ func rewrite(filename string, src []byte, id FileID, cmp *CmpOptions) (out []byt
 		fset:       fset,
 		tf:         fset.File(file.Pos()),
 		src:        src,
-		counterVar: CounterVar(id),
-		hookVar:    ExitHookVar(id),
+		counterVar: counterVar(id),
+		hookVar:    exitHookVar(id),
 		dead:       map[ast.Stmt]bool{},
 		osNames:    map[string]bool{},
 		logNames:   map[string]bool{},

@@ -557,7 +557,7 @@ func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlo
 
 	// Each counter index appears exactly once, in order of appearance
 	// not required, and matches the blocks.
-	re := regexp.MustCompile(regexp.QuoteMeta(CounterVar(tid(idx))) + `\[(\d+)\]\+\+;`)
+	re := regexp.MustCompile(regexp.QuoteMeta(counterVar(tid(idx))) + `\[(\d+)\]\+\+;`)
 	seen := map[int]bool{}
 	for _, m := range re.FindAllSubmatch(out, -1) {
 		k, _ := strconv.Atoi(string(m[1]))
@@ -569,7 +569,7 @@ func coverRewriteOK(t *testing.T, desc, src string, idx int) ([]byte, []CoverBlo
 	if len(seen) != len(blocks) {
 		t.Errorf("%s: %d counters for %d blocks", desc, len(seen), len(blocks))
 	}
-	decl := fmt.Sprintf("\nvar %s [%d]uint8\nvar %s = func() {}\n", CounterVar(tid(idx)), len(blocks), ExitHookVar(tid(idx)))
+	decl := fmt.Sprintf("\nvar %s [%d]uint8\nvar %s = func() {}\n", counterVar(tid(idx)), len(blocks), exitHookVar(tid(idx)))
 	if !bytes.HasSuffix(out, []byte(decl)) {
 		t.Errorf("%s: output does not end with the declarations %q", desc, decl)
 	}
@@ -626,11 +626,11 @@ func coverScanLines(src []byte, idx int) []coverTok {
 	var out []coverTok
 	for i := 0; i < len(toks); i++ {
 		if idx >= 0 {
-			if match(i, CounterVar(tid(idx)), token.LBRACK, token.INT, token.RBRACK, token.INC) {
+			if match(i, counterVar(tid(idx)), token.LBRACK, token.INT, token.RBRACK, token.INC) {
 				i += 4
 				continue
 			}
-			if match(i, ExitHookVar(tid(idx)), token.LPAREN, token.RPAREN) {
+			if match(i, exitHookVar(tid(idx)), token.LPAREN, token.RPAREN) {
 				i += 2
 				continue
 			}
@@ -720,7 +720,7 @@ func TestRewriteCases(t *testing.T) {
 		if c.blocks >= 0 && len(blocks) != c.blocks {
 			t.Errorf("%s: %d blocks, want %d\n%s", c.desc, len(blocks), c.blocks, out)
 		}
-		if n := bytes.Count(out, []byte(ExitHookVar(tid(i))+"();")); n != c.hooks {
+		if n := bytes.Count(out, []byte(exitHookVar(tid(i))+"();")); n != c.hooks {
 			t.Errorf("%s: %d exit hooks, want %d\n%s", c.desc, n, c.hooks, out)
 		}
 	}
@@ -1114,7 +1114,7 @@ func TestExitHookDetection(t *testing.T) {
 	for _, tc := range tests {
 		src := fmt.Sprintf("package p\n\nimport %s\n\n%s\n\nfunc f() {\n\t%s\n}\n", tc.imports, tc.decls, tc.stmt)
 		out, _ := coverRewriteOK(t, tc.desc, src, 0)
-		if got := bytes.Contains(out, []byte(ExitHookVar(tid(0))+"();")); got != tc.hook {
+		if got := bytes.Contains(out, []byte(exitHookVar(tid(0))+"();")); got != tc.hook {
 			t.Errorf("%s: hook=%v, want %v\n%s", tc.desc, got, tc.hook, out)
 		}
 	}
@@ -1179,23 +1179,23 @@ func TestParseError(t *testing.T) {
 func TestNoTrailingNewline(t *testing.T) {
 	src := "package p\n\nfunc f() {}\n// last comment, no newline"
 	out, _ := coverRewriteOK(t, "no trailing newline", src, 2)
-	if !bytes.Contains(out, []byte("no newline\n//line zz_fuzzls_instrumentation.go:1\nvar "+CounterVar(tid(2))+" [1]uint8\n")) {
+	if !bytes.Contains(out, []byte("no newline\n//line zz_fuzzls_instrumentation.go:1\nvar "+counterVar(tid(2))+" [1]uint8\n")) {
 		t.Errorf("output:\n%s", out)
 	}
 }
 
 // tid is a test file's ID, the file's index alone, which keeps the expected
-// outputs readable (FuzzlsEq_0); builds use NewFileID.
-func tid(i int) FileID { return FileID(strconv.Itoa(i)) }
+// outputs readable (FuzzlsEq_0); builds use newFileID.
+func tid(i int) fileID { return fileID(strconv.Itoa(i)) }
 
 // TestVarNames: the names differ between files and between packages (one package
 // may dot-import another), and stay the same from build to build.
 func TestVarNames(t *testing.T) {
-	a, b := NewFileID("example.com/a", 0), NewFileID("example.com/b", 0)
-	if a == b || a == NewFileID("example.com/a", 1) || a != NewFileID("example.com/a", 0) {
+	a, b := newFileID("example.com/a", 0), newFileID("example.com/b", 0)
+	if a == b || a == newFileID("example.com/a", 1) || a != newFileID("example.com/a", 0) {
 		t.Errorf("IDs %q %q", a, b)
 	}
-	if !strings.HasPrefix(CounterVar(a), "FuzzlsCounters_") || !strings.HasPrefix(ExitHookVar(a), "FuzzlsExitHook_") {
-		t.Error(CounterVar(a), ExitHookVar(a))
+	if !strings.HasPrefix(counterVar(a), "FuzzlsCounters_") || !strings.HasPrefix(exitHookVar(a), "FuzzlsExitHook_") {
+		t.Error(counterVar(a), exitHookVar(a))
 	}
 }

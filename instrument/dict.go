@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Literals extracts dictionary tokens from a Go source file: string literals (2 to
+// literals extracts dictionary tokens from a Go source file: string literals (2 to
 // 64 bytes), and integer literals of 16 bits or more, as decimal text and as little- and
 // big-endian bytes of the smallest width that holds them. Parsers compare their
 // input against exactly such constants.
@@ -19,7 +19,7 @@ import (
 // written and in lower case (the defaults of encoding/json, yaml and toml). A
 // decoder matches them through a map lookup or reflection, which no comparison
 // hook sees.
-func Literals(filename string, src []byte) []string {
+func literals(filename string, src []byte) []string {
 	f, err := parser.ParseFile(token.NewFileSet(), filename, src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil

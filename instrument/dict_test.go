@@ -20,18 +20,18 @@ func f(s string, n uint32) bool {
 	return s == "MAGIC" || n == 0x5A17C0DE || n == 7
 }
 `
-	got := Literals("p.go", []byte(src))
+	got := literals("p.go", []byte(src))
 	for _, want := range []string{
 		"MAGIC", "1511506142", "\xde\xc0\x17\x5a", "\x5a\x17\xc0\xde", // literals
 		"Title", "title", "Port", "listen_port", "port", "Depth", "depth", // struct keys
 	} {
 		if !slices.Contains(got, want) {
-			t.Errorf("Literals lacks %q; got %q", want, got)
+			t.Errorf("literals lacks %q; got %q", want, got)
 		}
 	}
 	for _, bad := range []string{"-", "hidden", ",inline", "7"} {
 		if slices.Contains(got, bad) {
-			t.Errorf("Literals has %q; got %q", bad, got)
+			t.Errorf("literals has %q; got %q", bad, got)
 		}
 	}
 }

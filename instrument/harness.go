@@ -18,7 +18,7 @@ const runtimeDir = "zz_fuzzls_rt"
 // instrumented is one rewritten file: the package it belongs to and its index.
 type instrumented struct {
 	importPath string
-	id         FileID
+	id         fileID
 	cmpSites   int // comparison sites; 0 when the file has no comparison hooks
 	// bridge is the import path of the bridge the harness reaches the file's
 	// variables through (bridge.go), empty when it imports importPath itself;
@@ -71,7 +71,7 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	// val names f's variable v (through a bridge, a pointer to it); addr points to it.
 	val := func(f instrumented, v string) string {
 		if f.bridge != "" {
-			return alias[f.bridge] + BridgeVar(v, f.bridgePkg)
+			return alias[f.bridge] + bridgeVar(v, f.bridgePkg)
 		}
 		return alias[f.importPath] + v
 	}
@@ -107,25 +107,25 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 	}
 	b.WriteString("\t\t},\n\t\tCounters: [][]uint8{\n")
 	for _, f := range files {
-		fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CounterVar(f.id)))
+		fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, counterVar(f.id)))
 	}
 	// Comparison-site counters come after every block counter: counter i < len(blocks)
 	// is block i.
 	for _, f := range files {
 		if f.cmpSites > 0 {
-			fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, CmpCovVar(f.id)))
+			fmt.Fprintf(&b, "\t\t\t%s[:],\n", val(f, cmpCovVar(f.id)))
 		}
 	}
 	b.WriteString("\t\t},\n\t\tExitHooks: []*func(){\n")
 	for _, f := range files {
-		fmt.Fprintf(&b, "\t\t\t%s,\n", addr(f, ExitHookVar(f.id)))
+		fmt.Fprintf(&b, "\t\t\t%s,\n", addr(f, exitHookVar(f.id)))
 	}
 	b.WriteString("\t\t},\n")
 	var cmpOn, cmpHooks, cmpSites []string
 	for _, f := range files {
 		if f.cmpSites > 0 {
-			cmpOn = append(cmpOn, addr(f, CmpOnVar(f.id)))
-			cmpHooks = append(cmpHooks, addr(f, CmpHookVar(f.id)))
+			cmpOn = append(cmpOn, addr(f, cmpOnVar(f.id)))
+			cmpHooks = append(cmpHooks, addr(f, cmpHookVar(f.id)))
 			cmpSites = append(cmpSites, strconv.Itoa(f.cmpSites))
 		}
 	}

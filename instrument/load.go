@@ -91,8 +91,7 @@ type Target struct {
 // only while what it was read from is as it was: the Go files in the
 // directories of its packages (and the directory it was asked about, which may
 // have had none: a test file deleted, then restored, as git stash does), and the
-// go.mod, go.sum and go.work that decide its dependencies. Invalidate drops the
-// cache.
+// go.mod, go.sum and go.work that decide its dependencies.
 type Loader struct {
 	Flags BuildFlags // build flags of the load (-tags decides which files are in); set before the first Load
 
@@ -103,13 +102,6 @@ type Loader struct {
 type cachedLoad struct {
 	pkgs  []*Package
 	stamp string // loadStamp when loaded
-}
-
-// Invalidate forgets every cached load.
-func (l *Loader) Invalidate() {
-	l.mu.Lock()
-	l.cache = nil
-	l.mu.Unlock()
 }
 
 // Load returns the packages matching patterns (relative to dir) that have test files.
@@ -423,7 +415,7 @@ func findTargets(pkg *Package) {
 					pkg.TestMain = map[bool]string{false: "internal", true: "external"}[external]
 					continue
 				}
-				if !IsFuzzName(name) {
+				if !isFuzzName(name) {
 					continue
 				}
 				line := fset.Position(fd.Pos()).Line
@@ -474,16 +466,16 @@ func constrainedTargets(ignored []string) []Target {
 
 // IsFuzzTarget reports whether fd, a function declared in f, is a fuzz target
 // as go test takes one: func FuzzXxx(f *testing.F), with go test's rule for the
-// name (IsFuzzName) and its shape (takesTestingF: testing imported under any
+// name (isFuzzName) and its shape (takesTestingF: testing imported under any
 // name). It is the one definition: the loader and the daemon's code lenses
 // (through the engine) use it.
 func IsFuzzTarget(f *ast.File, fd *ast.FuncDecl) bool {
-	return fd.Recv == nil && IsFuzzName(fd.Name.Name) && takesTestingF(fd, fileImportName(f, "testing"))
+	return fd.Recv == nil && isFuzzName(fd.Name.Name) && takesTestingF(fd, fileImportName(f, "testing"))
 }
 
-// IsFuzzName is go test's rule for a fuzz target's name: "Fuzz" alone or
+// isFuzzName is go test's rule for a fuzz target's name: "Fuzz" alone or
 // followed by a rune that is not lower case.
-func IsFuzzName(name string) bool {
+func isFuzzName(name string) bool {
 	if !strings.HasPrefix(name, "Fuzz") {
 		return false
 	}

@@ -78,7 +78,7 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 				parsed = append(parsed, f)
 			}
 		}
-		consts = PackageUntypedConsts(parsed)
+		consts = packageUntypedConsts(parsed)
 	}
 	for i, name := range u.files {
 		if err := r.file(ui, u, i, name, srcs[i], consts); err != nil {
@@ -92,9 +92,9 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 // where the build reads it. A file that does not parse goes into r.berr; one
 // the rewrite leaves as it is (cgo) is not instrumented.
 func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, consts map[string]bool) error {
-	id := NewFileID(u.importPath, i)
+	id := newFileID(u.importPath, i)
 	r.bin.Inputs = append(r.bin.Inputs, name)
-	r.literals[ui] = append(r.literals[ui], Literals(name, data)...)
+	r.literals[ui] = append(r.literals[ui], literals(name, data)...)
 	rw, err := r.rewrite(u, id, name, data, consts)
 	if err != nil {
 		r.berr.add(err)
@@ -149,7 +149,7 @@ type rewritten struct {
 // rewrite instruments one file: with comparison hooks unless the build has none
 // or builds the package without them (vh.plain). The hooked lines are noted
 // in vh, under the name the compiler reports (a dependency's copy).
-func (r *unitRewriter) rewrite(u unit, id FileID, name string, data []byte, consts map[string]bool) (rewritten, error) {
+func (r *unitRewriter) rewrite(u unit, id fileID, name string, data []byte, consts map[string]bool) (rewritten, error) {
 	var rw rewritten
 	var err error
 	if r.vh == nil || u.noCmp || r.vh.plain[u.importPath] != "" {
@@ -162,7 +162,7 @@ func (r *unitRewriter) rewrite(u unit, id FileID, name string, data []byte, cons
 		compiled = dst
 	}
 	hooked := map[int]bool{}
-	rw.out, rw.blocks, rw.sites, err = RewriteFileCmp(name, data, id, CmpOptions{UntypedConsts: consts,
+	rw.out, rw.blocks, rw.sites, err = rewriteFileCmp(name, data, id, cmpOptions{UntypedConsts: consts,
 		Vars: true, NoVarLines: r.vh.skipped(compiled, data), VarLines: hooked, Sites: &rw.where})
 	r.vh.hooked(compiled, data, hooked)
 	if err == nil && predatesHooks(u.goVersion) {

@@ -25,13 +25,13 @@ import (
 // that changed gets one sentence naming the version and the change, instead of
 // compiler errors from files the user never wrote.
 
-// ToolchainError says the user's Go toolchain cannot run fuzzls's runtime.
-type ToolchainError struct {
+// toolchainError says the user's Go toolchain cannot run fuzzls's runtime.
+type toolchainError struct {
 	GoVersion string   // as `go env GOVERSION` says, e.g. "go1.28.0"
 	Changes   []string // what differs, e.g. "testDeps.Foo added"
 }
 
-func (e *ToolchainError) Error() string {
+func (e *toolchainError) Error() string {
 	return fmt.Sprintf("fuzzls cannot run fuzz targets with %s: its testing package changed what a test binary's fuzzing hooks must implement (%s); use a Go release whose testing matches (Go 1.26 and 1.27 do, e.g. GOTOOLCHAIN=go1.27.3) or a newer fuzzls",
 		e.GoVersion, strings.Join(e.Changes, "; "))
 }
@@ -46,7 +46,7 @@ type toolchain struct {
 
 var toolchains sync.Map // GOROOT → *toolchain
 
-// CheckToolchain reports a *ToolchainError when the Go toolchain that builds in dir
+// CheckToolchain reports a *toolchainError when the Go toolchain that builds in dir
 // has a testing package the runtime (rt, package fuzzrt's sources) does not fit.
 func CheckToolchain(ctx context.Context, dir string, rt fs.FS) error {
 	cmd := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOVERSION")
@@ -78,7 +78,7 @@ func CheckToolchain(ctx context.Context, dir string, rt fs.FS) error {
 		return err
 	}
 	if changes = append(changes, links...); len(changes) > 0 {
-		return &ToolchainError{GoVersion: version, Changes: changes}
+		return &toolchainError{GoVersion: version, Changes: changes}
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func TestToolchainChanged(t *testing.T) {
 				}
 			}
 			if len(changes) > 0 {
-				msg := (&ToolchainError{GoVersion: "go1.99.0", Changes: changes}).Error()
+				msg := (&toolchainError{GoVersion: "go1.99.0", Changes: changes}).Error()
 				if !strings.Contains(msg, "go1.99.0") || strings.Contains(msg, "\n") {
 					t.Errorf("not one sentence naming the version: %q", msg)
 				}

@@ -15,7 +15,7 @@ import (
 const maxVarRetries = 3
 
 // varHooks follows the comparison hooks of two typed operands
-// (CmpOptions.Vars) over Build's attempts, and remembers between builds the
+// (cmpOptions.Vars) over Build's attempts, and remembers between builds the
 // lines the compiler rejected, by their text, so that the next save of the
 // package builds once rather than failing on them again. Files are named as
 // the compiler names them: the user's file, or a dependency's copy.
