@@ -67,9 +67,9 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 			revealOutputChannelOn: RevealOutputChannelOn.Never,
 			diagnosticCollectionName: 'fuzzls',
 			initializationOptions: () => daemonSettings(ctx.config()),
-			synchronize: {
-				fileEvents: vscode.workspace.createFileSystemWatcher('**/{*.go,go.mod,go.sum,go.work}'),
-			},
+			// No file watcher of our own: the daemon watches the workspace, or asks
+			// for the client's file events where its OS makes that better
+			// (daemon/watcher.go); one here would send each event a second time.
 			middleware: {
 				// "Debug this crash" (code action, code lens): the daemon saves the seed
 				// and answers; the debug session starts here, so it need not print the
@@ -84,22 +84,6 @@ export class Daemon implements DaemonHandle, vscode.Disposable {
 						await ctx.debugCrash(res);
 					}
 					return res;
-				},
-				workspace: {
-					// Answer a pull of the fuzzls section with what we also push.
-					configuration: async (params, token, next) => {
-						const res = await next(params, token);
-						if (!Array.isArray(res)) {
-							return res;
-						}
-						return res.map((v: unknown, i: number) => {
-							const item = params.items[i];
-							if (item?.section !== section) {
-								return v;
-							}
-							return daemonSettings(ctx.config(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined));
-						});
-					},
 				},
 			},
 			errorHandler: this.errorHandler(),
