@@ -205,6 +205,11 @@ func (c *confCase) checkGoTest(t *testing.T) {
 	if c.goWant != "" {
 		want = c.goWant
 	}
+	if class == "error" && want != "error" && bytes.Contains(out, []byte("context deadline exceeded")) && !bytes.Contains(out, []byte("Failing input written to")) {
+		// go test's own false red on a loaded machine (golang/go#75804): a
+		// fuzzing run that fails with no input. Nothing to compare fuzzls with.
+		t.Skipf("go test (%s) failed with no input, golang/go#75804:\n%s", goVersion(t), out)
+	}
 	if class != want {
 		t.Fatalf("go test (%s): %s, want %s\n%s", goVersion(t), class, want, out)
 	}
