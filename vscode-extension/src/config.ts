@@ -51,6 +51,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		parallel: int(get<number>('parallel', d.parallel), d.parallel),
 		keepFuzzing: bool(get<boolean>('keepFuzzing', d.keepFuzzing), d.keepFuzzing),
 		leaks: bool(get<boolean>('leaks', d.leaks), d.leaks),
+		blockers: bool(get<boolean>('blockers', d.blockers), d.blockers),
 		timeout: typeof timeout === 'string' ? timeout.trim() : d.timeout,
 		plateau: typeof plateau === 'string' ? plateau.trim() : d.plateau,
 		rssLimitMB: int(get<number>('rssLimitMB', d.rssLimitMB), d.rssLimitMB),
