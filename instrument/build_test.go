@@ -3,7 +3,9 @@ package instrument
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,15 +172,7 @@ func TestGeneratedCodeError(t *testing.T) {
 // (through a module that is not instrumented), as golang.org/x/sys/unix is reached
 // in go-ethereum's core/types test; those are copied, not instrumented.
 func TestCopyHoldsLinkedPackages(t *testing.T) {
-	dir := testws.Txtar(t, "testdata/xtestdeps.txtar")
-	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
-	if err != nil || len(pkgs) != 1 {
-		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
-	}
-	bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: true})
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
+	dir, bin := buildArchive(t, "testdata/xtestdeps.txtar")
 	pkgsOf := map[string]bool{}
 	for _, f := range bin.Files {
 		rel, _ := filepath.Rel(dir, filepath.Dir(f))
@@ -187,4 +181,34 @@ func TestCopyHoldsLinkedPackages(t *testing.T) {
 	if !pkgsOf["lib/a"] || pkgsOf["lib/b"] || pkgsOf["other"] {
 		t.Errorf("instrumented packages %v, want lib/a's and not lib/b's or other's", pkgsOf)
 	}
+}
+
+// TestCopyHoldsCgoFiles: a dependency module instrumented in a copy holds what
+// its cgo package's C compiler reads outside the package's directory (a header
+// its #cgo CFLAGS name by ${SRCDIR}/..), as supranational/blst's bindings, which
+// go-ethereum's tests/fuzzers/bls12381 reaches, read theirs.
+func TestCopyHoldsCgoFiles(t *testing.T) {
+	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Skipf("cgo is off here (go env CGO_ENABLED: %s %v)", out, err)
+	}
+	dir, bin := buildArchive(t, "testdata/cgodep.txtar")
+	if !slices.Contains(bin.Files, filepath.Join(dir, "lib", "c", "even.go")) {
+		t.Errorf("instrumented files %q, want lib/c/even.go", bin.Files)
+	}
+}
+
+// buildArchive builds, without comparison hooks, the package at the root of the
+// workspace of the txtar archive at path, which it returns with the binary.
+func buildArchive(t *testing.T, path string) (string, *Binary) {
+	t.Helper()
+	dir := testws.Txtar(t, path)
+	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
+	}
+	bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: t.TempDir(), Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: true})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return dir, bin
 }

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"go/ast"
@@ -73,6 +74,11 @@ type Dep struct {
 	// imports, and theirs, as go-ethereum's core/types test reaches
 	// golang.org/x/sys/unix). It makes no copy of its own.
 	CopyOnly bool
+	// Cgo: a package of such a module with a file that imports "C". The C
+	// compiler reads what the module holds outside the package's directory
+	// (blst's #cgo CFLAGS: -I${SRCDIR}/../../src), so its module's copy holds
+	// every file of the module that is not Go source or test data.
+	Cgo bool
 }
 
 // Target is one `func FuzzXxx(f *testing.F)`.
@@ -335,7 +341,28 @@ func setModule(d *Dep, m *packages.Module) bool {
 		return false
 	}
 	d.ModulePath, d.ModuleVersion, d.ModuleDir = m.Path, m.Version, dir.Dir
+	d.Cgo = usesCgo(d.GoFiles)
 	return true
+}
+
+// usesCgo says whether one of files imports "C".
+func usesCgo(files []string) bool {
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil || !bytes.Contains(data, []byte(`"C"`)) {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, data, parser.ImportsOnly)
+		if err != nil {
+			continue
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"C"` {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // linkedAlong lists, as CopyOnly, the packages of modules other than the

@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,15 @@ func planBuild(pkg *Package, dir string, role stdRole) (*buildPlan, error) {
 			}
 			if err := p.addDep(d); err != nil {
 				return nil, fmt.Errorf("%s: %w", d.ImportPath, err)
+			}
+		}
+	}
+	cgo := map[string]bool{}
+	for _, d := range pkg.Deps {
+		if root, ok := p.copied[d.ModulePath]; ok && d.Cgo && !cgo[root] {
+			cgo[root] = true
+			if err := copyOtherFiles(d.ModuleDir, root); err != nil {
+				return nil, fmt.Errorf("%s: %w", d.ModulePath, err)
 			}
 		}
 	}
@@ -175,6 +185,39 @@ func copyPackageDir(from, to string) error {
 		}
 	}
 	return nil
+}
+
+// copyOtherFiles copies the files of the module at from that are not Go source,
+// outside its testdata directories, to its copy at to: what a cgo package's C
+// compiler may read (headers, C and assembly sources) wherever it lies.
+func copyOtherFiles(from, to string) error {
+	return filepath.WalkDir(from, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if e.Name() == "testdata" && path != from {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".go") {
+			return nil
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return writeIfChanged(dst, data)
+	})
 }
 
 func hasGoFiles(dir string) bool {
