@@ -12,6 +12,7 @@ import (
 
 	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/engine/libfuzzer"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -68,7 +69,11 @@ func TestImportedFailure(t *testing.T) {
 	if err != nil || len(targets) != 1 {
 		t.Fatalf("targets: %v %v", targets, err)
 	}
-	got, err := e.ImportLibFuzzer(targets[0], []string{crash})
+	prep, err := e.Prepare(targets[0])
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	got, err := libfuzzer.Import(prep, []string{crash})
 	if err != nil || len(got) != 1 || got[0].Err != nil {
 		t.Fatalf("import: %v %+v", err, got)
 	}

@@ -89,3 +89,38 @@ func (e *Engine) MinimizeCorpus(t Target) (before, after int, err error) {
 	before, after = s.minimizeCorpus()
 	return before, after, nil
 }
+
+// prepared is a session of t built, with its seeds and corpus read, that does
+// not fuzz (fuzzls cmin, export, import).
+func (e *Engine) prepared(t Target) (*Session, error) {
+	s := newSession(e, t)
+	close(s.done)
+	if err := s.prepare(false); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Prepared is a target built, with its seeds and generated corpus read, that
+// does not fuzz: what fuzzls export and import start from (package libfuzzer).
+type Prepared struct {
+	Target Target
+	Types  []string // the fuzz function's argument types, as go test names them
+	Inputs []string // the seeds (f.Add, testdata/fuzz) and the generated corpus, `go test fuzz v1`
+	Dict   []string // the dictionary: the user's (Options.Dict, testdata/fuzz/FuzzXxx.dict) and the code's literals
+}
+
+// Prepare builds t and reads its seeds and generated corpus.
+func (e *Engine) Prepare(t Target) (*Prepared, error) {
+	s, err := e.prepared(t)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &Prepared{Target: t, Types: s.types, Dict: append([]string(nil), s.dict...)}
+	for _, en := range s.corpus {
+		p.Inputs = append(p.Inputs, en.input)
+	}
+	return p, nil
+}

@@ -55,7 +55,7 @@ func nativeCacheDir(t Target) string {
 	return filepath.Join(gocache, "fuzz", filepath.FromSlash(t.Package), t.Name)
 }
 
-// partialSuffix ends the name of an entry still being written (writeEntry
+// partialSuffix ends the name of an entry still being written (WriteCorpusFile
 // writes through a temporary file and renames it): not an entry yet.
 const partialSuffix = ".tmp"
 
@@ -107,14 +107,15 @@ func sameTypes(vals []any, types []string) bool {
 	return true
 }
 
-// writeEntry saves a `go test fuzz v1` text into dir under go test's name for it,
-// atomically, and returns the path.
-func writeEntry(dir, input string) (string, error) {
+// WriteCorpusFile saves a `go test fuzz v1` text into dir under go test's name
+// for it (unless a file of that name is there), atomically, and returns the
+// path.
+func WriteCorpusFile(dir, input string) (string, error) {
 	path := filepath.Join(dir, fuzzrt.FileName([]byte(input)))
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	return path, writeAtomic(path, input)
+	return path, WriteFileAtomic(path, input)
 }
 
 // saveEntry writes a new corpus entry (input, "" for none) to the cache, with
@@ -137,7 +138,7 @@ func (s *Session) saveEntry(input string) {
 	var err error
 	i := 0
 	for ; i < len(pending); i++ {
-		if _, err = writeEntry(dir, pending[i]); err != nil {
+		if _, err = WriteCorpusFile(dir, pending[i]); err != nil {
 			break // the disk is still full: the rest waits too
 		}
 	}
@@ -154,12 +155,12 @@ func (s *Session) saveEntry(input string) {
 	}
 }
 
-// writeAtomic writes data to path through a temporary file in the same
+// WriteFileAtomic writes data to path through a temporary file in the same
 // directory (made with its parents) renamed into place: a reader, or a process
 // killed mid-write, never sees part of it. The file's mode is 0666 less the
 // umask, as go test makes its corpus files (0644 under the usual umask), so
 // that processes of other users sharing a sync directory can read it.
-func writeAtomic(path, data string) error {
+func WriteFileAtomic(path, data string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

@@ -511,7 +511,7 @@ func TestCorpusMinimization(t *testing.T) {
 	s.corpus = append(s.corpus, extra...)
 	s.mu.Unlock()
 	for _, en := range extra {
-		writeEntry(corpusDir(cache, s.target), en.input)
+		WriteCorpusFile(corpusDir(cache, s.target), en.input)
 	}
 	want := map[uint32]bool{}
 	for _, en := range s.corpus {

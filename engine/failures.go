@@ -110,7 +110,7 @@ func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 		// checked above, is reported.
 		min, minInput = vals, input
 	}
-	path, err := writeEntry(crashDir(o.CacheDir, s.target), minInput)
+	path, err := WriteCorpusFile(crashDir(o.CacheDir, s.target), minInput)
 	if err != nil {
 		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
 	}
@@ -197,7 +197,7 @@ func (s *Session) moduleDirLocked() string {
 // saveInput saves a new crash's input (what it is, for the log) in dir and
 // records where.
 func (s *Session) saveInput(c *Crash, dir, input, what string) {
-	path, err := writeEntry(dir, input)
+	path, err := WriteCorpusFile(dir, input)
 	if err != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving %s: %v\n", what, err)
 	}

@@ -78,7 +78,7 @@ func (s *Session) syncPublish(input string) {
 	if from {
 		return
 	}
-	path, err := writeEntry(s.syncDir("corpus", s.e.syncName()), input)
+	path, err := WriteCorpusFile(s.syncDir("corpus", s.e.syncName()), input)
 	s.syncWrote(path, err)
 }
 
@@ -89,7 +89,7 @@ func (s *Session) syncPublishFailure(id, input string) {
 		return
 	}
 	path := filepath.Join(s.syncDir("failures", s.e.syncName()), id)
-	s.syncWrote(path, writeAtomic(path, input))
+	s.syncWrote(path, WriteFileAtomic(path, input))
 }
 
 // syncWrites reports whether the session writes into the sync directory: not

@@ -23,7 +23,7 @@ func TestKilledMidWrite(t *testing.T) {
 	data := strings.Repeat("go test fuzz v1\n[]byte(\"0123456789abcdef\")\n", 1<<18) // 10 MiB
 	if dir := os.Getenv("FUZZLS_TEST_WRITER"); dir != "" {
 		for i := 0; ; i++ {
-			if err := writeAtomic(filepath.Join(dir, fmt.Sprintf("entry%d", i)), data); err != nil {
+			if err := WriteFileAtomic(filepath.Join(dir, fmt.Sprintf("entry%d", i)), data); err != nil {
 				panic(err)
 			}
 		}

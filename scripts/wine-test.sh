@@ -68,7 +68,8 @@ trap 'rm -rf "$tmp"' EXIT
 runs=(
 	"fuzzrt ./engine/fuzzrt ."
 	"daemon ./daemon ^(TestFileURIs|TestPathKeyAndWithin|TestHostPathsAsFilepath|TestWorkspaceURISpellings|TestCRLFPositions|TestCorpusFileLineEnds|TestLoneCR.*|TestSettingsHomeDir|TestWatcherDirectories|TestWatcherOverflowRescans|TestBatcherCoalescesByKey|TestRelevantFile|TestWatcherPerBackend|TestWatcherAtomicSave)$"
-	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestGoFuzzHeaders.*|TestProcessAlive|TestKilledMidWrite)$"
+	"engine ./engine ^(TestJudge.*|TestMinimize.*|TestParseDict|TestProcessAlive|TestKilledMidWrite)$"
+	"libfuzzer ./engine/libfuzzer ^(TestGoFuzzHeaders.*)$"
 	"failure ./engine/failure ^(TestHostFrames|TestWindowsExceptionReport|TestWindowsFault)$"
 	"fuzzls ./cmd/fuzzls ^(TestSARIFFileURL)$"
 )

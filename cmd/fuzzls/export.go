@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/libfuzzer"
 	"fuzzls.dev/fuzzls/protocol"
 )
 
@@ -78,7 +79,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 	if !parseIn(fs, args, stderr) {
 		return 2
 	}
-	e := engine.New(engine.Options{CacheDir: *cacheDir, Dict: *dict, Timeout: *timeout, RSSLimitMB: engine.RSSLimit(*rss), Log: stderr}, nil)
+	e := engine.New(engine.Options{CacheDir: *cacheDir, Dict: *dict, Log: stderr}, nil)
 	defer e.Close()
 	targets, err := chooseTargets(e, *runRE, fs.Args())
 	if err != nil {
@@ -88,7 +89,11 @@ func export(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	for i, name := range exportNames(targets) {
 		t := targets[i]
-		x, err := e.ExportLibFuzzer(t, *outDir, name)
+		p, err := e.Prepare(t)
+		var x *libfuzzer.Exported
+		if err == nil {
+			x, err = libfuzzer.Export(p, *outDir, name, *timeout, *rss)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzls: %s: %v\n", t.ID(), err)
 			status = 2
@@ -161,7 +166,11 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	t := targets[0]
 	start := time.Now()
-	got, err := e.ImportLibFuzzer(t, fs.Args())
+	p, err := e.Prepare(t)
+	var got []libfuzzer.Imported
+	if err == nil {
+		got, err = libfuzzer.Import(p, fs.Args())
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %s: %v\n", t.Name, err)
 		return 2

@@ -1,4 +1,4 @@
-package engine
+package libfuzzer
 
 import (
 	"math"
@@ -128,4 +128,28 @@ func randomValue(r *rand.Rand, kind string) any {
 		return math.Float32frombits(uint32(u))
 	}
 	return math.Float64frombits(u)
+}
+
+// TestEveryKind walks fuzzrt's table of argument kinds (checked against the
+// toolchain's own list by fuzzrt's TestKindTable) through the go-fuzz-headers
+// layout: a value of each kind and its zero value come back as they went.
+func TestEveryKind(t *testing.T) {
+	for _, k := range fuzzrt.Kinds() {
+		var sample any
+		switch k {
+		case fuzzrt.KindBytes:
+			sample = []byte("seed\xff")
+		case fuzzrt.KindString:
+			sample = "seed☃"
+		default:
+			sample = k.FromBits(0xfedcba9876543210)
+		}
+		same := func(a, b any) bool { return string(fuzzrt.Marshal([]any{a})) == string(fuzzrt.Marshal([]any{b})) }
+		vals := []any{sample, k.Zero()}
+		types := []string{k.String(), k.String()}
+		dec, err := decodeGoFuzzHeaders(encodeGoFuzzHeaders(vals), types)
+		if err != nil || !same(dec[0], vals[0]) || !same(dec[1], vals[1]) {
+			t.Errorf("%s: go-fuzz-headers round trip of %#v: %#v, %v", k, vals, dec, err)
+		}
+	}
 }

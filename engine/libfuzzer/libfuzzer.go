@@ -1,11 +1,10 @@
-package engine
-
-// The way to and back from OSS-Fuzz and ClusterFuzzLite, which build native Go
-// targets with go-118-fuzz-build and run them under libFuzzer: ExportLibFuzzer
-// writes what such a project ships beside a fuzzer (a seed corpus, a dictionary,
-// options), ImportLibFuzzer turns their crash files and corpora back into
-// `go test fuzz v1` seeds. Both speak the harness's byte layout
-// (gofuzzheaders.go).
+// Package libfuzzer is the way to and back from OSS-Fuzz and ClusterFuzzLite,
+// which build native Go targets with go-118-fuzz-build and run them under
+// libFuzzer: Export writes what such a project ships beside a fuzzer (a seed
+// corpus, a dictionary, options), Import turns their crash files and corpora
+// back into `go test fuzz v1` seeds. Both speak the harness's byte layout
+// (layout.go). `fuzzls export` and `fuzzls import` call them.
+package libfuzzer
 
 import (
 	"archive/zip"
@@ -18,37 +17,31 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
+	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
-// Exported says what ExportLibFuzzer wrote.
+// Exported says what Export wrote.
 type Exported struct {
 	Zip, Dict, Options string // paths
 	Seeds, Tokens      int
 }
 
-// ExportLibFuzzer builds t and writes, into dir, name_seed_corpus.zip (every
-// seed: f.Add values, testdata/fuzz, and the generated corpus, each in the
-// harness's layout, named by its SHA-1 as libFuzzer names them), name.dict (the
-// target's dictionaries and the code's literals) and name.options (the memory
-// and time limits).
-func (e *Engine) ExportLibFuzzer(t Target, dir, name string) (*Exported, error) {
-	s, err := e.prepared(t)
-	if err != nil {
-		return nil, err
-	}
+// Export writes, into dir, for the target p (engine.Engine.Prepare),
+// name_seed_corpus.zip (every seed: f.Add values, testdata/fuzz, and the
+// generated corpus, each in the harness's layout, named by its SHA-1 as
+// libFuzzer names them), name.dict (the target's dictionaries and the code's
+// literals) and name.options: the hang limit (timeout; 0: the adaptive limit's
+// ceiling, 10 s) and the memory limit (rssLimitMB; 0: none).
+func Export(p *engine.Prepared, dir, name string, timeout time.Duration, rssLimitMB int) (*Exported, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	t := p.Target
 	out := &Exported{Zip: filepath.Join(dir, name+"_seed_corpus.zip"), Dict: filepath.Join(dir, name+".dict"), Options: filepath.Join(dir, name+".options")}
-	s.mu.Lock()
-	var inputs []string
-	for _, en := range s.corpus {
-		inputs = append(inputs, en.input)
-	}
-	dict := append([]string(nil), s.dict...)
-	s.mu.Unlock()
+	inputs, dict := p.Inputs, p.Dict
 
 	var zb strings.Builder
 	zw := zip.NewWriter(&zb)
@@ -75,7 +68,7 @@ func (e *Engine) ExportLibFuzzer(t Target, dir, name string) (*Exported, error) 
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(out.Zip, zb.String()); err != nil {
+	if err := engine.WriteFileAtomic(out.Zip, zb.String()); err != nil {
 		return nil, err
 	}
 
@@ -89,19 +82,19 @@ func (e *Engine) ExportLibFuzzer(t Target, dir, name string) (*Exported, error) 
 			out.Tokens++
 		}
 	}
-	if err := writeAtomic(out.Dict, db.String()); err != nil {
+	if err := engine.WriteFileAtomic(out.Dict, db.String()); err != nil {
 		return nil, err
 	}
 
-	timeout := 10 // seconds: the adaptive hang limit's ceiling
-	if e.opts.Timeout > 0 {
-		timeout = max(1, int(e.opts.Timeout.Seconds()+0.999))
+	seconds := 10 // the adaptive hang limit's ceiling
+	if timeout > 0 {
+		seconds = max(1, int(timeout.Seconds()+0.999))
 	}
-	opts := fmt.Sprintf("[libfuzzer]\ndict = %s.dict\ntimeout = %d\n", name, timeout)
-	if e.opts.RSSLimitMB > 0 {
-		opts += fmt.Sprintf("rss_limit_mb = %d\n", e.opts.RSSLimitMB)
+	opts := fmt.Sprintf("[libfuzzer]\ndict = %s.dict\ntimeout = %d\n", name, seconds)
+	if rssLimitMB > 0 {
+		opts += fmt.Sprintf("rss_limit_mb = %d\n", rssLimitMB)
 	}
-	if err := writeAtomic(out.Options, opts); err != nil {
+	if err := engine.WriteFileAtomic(out.Options, opts); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -126,7 +119,7 @@ func dictLine(tok string) string {
 	return b.String()
 }
 
-// Imported is one file ImportLibFuzzer read.
+// Imported is one file Import read.
 type Imported struct {
 	From string // the file read
 	Seed string // the seed written, testdata/fuzz/FuzzXxx/<name>; "" when Err
@@ -136,19 +129,14 @@ type Imported struct {
 // artifactName: the files libFuzzer writes for a failure.
 var artifactName = regexp.MustCompile(`^(crash|leak|timeout|oom|slow-unit)-`)
 
-// ImportLibFuzzer reads libFuzzer inputs of t's harness — crash files, a
-// directory of artifacts (only its crash-, leak-, timeout-, oom- and slow-unit-
-// files), or a corpus directory (every file) — and writes each as a seed in
-// testdata/fuzz/FuzzXxx/, in `go test fuzz v1`, so that `go test -run` replays
-// it. This writes into the user's tree, on the user's command (fuzzls import).
-func (e *Engine) ImportLibFuzzer(t Target, paths []string) ([]Imported, error) {
-	s, err := e.prepared(t)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	types := s.types
-	s.mu.Unlock()
+// Import reads libFuzzer inputs of the harness of the target p
+// (engine.Engine.Prepare) — crash files, a directory of artifacts (only its
+// crash-, leak-, timeout-, oom- and slow-unit- files), or a corpus directory
+// (every file) — and writes each as a seed in testdata/fuzz/FuzzXxx/, in `go
+// test fuzz v1`, so that `go test -run` replays it. This writes into the user's
+// tree, on the user's command (fuzzls import).
+func Import(p *engine.Prepared, paths []string) ([]Imported, error) {
+	t, types := p.Target, p.Types
 	var files []string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -184,22 +172,11 @@ func (e *Engine) ImportLibFuzzer(t Target, paths []string) ([]Imported, error) {
 		if err == nil {
 			var vals []any
 			if vals, err = decodeGoFuzzHeaders(data, types); err == nil {
-				im.Seed, err = writeEntry(seeds, string(fuzzrt.Marshal(vals)))
+				im.Seed, err = engine.WriteCorpusFile(seeds, string(fuzzrt.Marshal(vals)))
 			}
 		}
 		im.Err = err
 		out = append(out, im)
 	}
 	return out, nil
-}
-
-// prepared is a session of t built, with its seeds and corpus read, that does
-// not fuzz (fuzzls cmin, export, import).
-func (e *Engine) prepared(t Target) (*Session, error) {
-	s := newSession(e, t)
-	close(s.done)
-	if err := s.prepare(false); err != nil {
-		return nil, err
-	}
-	return s, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package libfuzzer
 
 // The byte layout in which go-118-fuzz-build's harness (OSS-Fuzz's and
 // ClusterFuzzLite's compile_native_go_fuzzer_v2) turns a libFuzzer input into the
