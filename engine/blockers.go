@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -292,25 +291,4 @@ func constLike(e ast.Expr) bool {
 		return true
 	}
 	return false
-}
-
-// FormatBlockers is a BlockersEvent for people, a line each:
-//
-//	FuzzCheck: not covered, behind these comparisons (uncovered blocks of the function behind each):
-//	    magic.go:17: compared `h == 0x89504e47`: nearest 0x896f7f51, ... (6 blocks)
-func FormatBlockers(ev *BlockersEvent) string {
-	if len(ev.Blockers) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: not covered, behind these comparisons (uncovered blocks of the function behind each):\n", ev.Target.Name)
-	wd, _ := os.Getwd()
-	for _, bl := range ev.Blockers {
-		file := bl.File
-		if rel, err := filepath.Rel(wd, file); err == nil && !strings.HasPrefix(rel, "..") {
-			file = rel
-		}
-		fmt.Fprintf(&b, "    %s:%d: %s (%d blocks)\n", file, bl.Line, bl.Message(), bl.Behind)
-	}
-	return b.String()
 }

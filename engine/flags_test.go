@@ -47,8 +47,8 @@ func TestBuildTags(t *testing.T) {
 	if c.Kind != protocol.KindPanic || c.File != file || c.Line != markerLine(t, file, "MARK:tags") {
 		t.Errorf("crash %s at %s:%d, want panic at the MARK:tags line of %s", c.Kind, c.File, c.Line, file)
 	}
-	if !slices.Equal(c.BuildFlags, []string{"-tags=integration"}) || !strings.Contains(FormatCrash(c), "go test -tags=integration -run=FuzzTagged/") {
-		t.Errorf("the replay command lacks the tags:\n%s", FormatCrash(c))
+	if replay, _ := c.ReplayCommand("x"); !slices.Equal(c.BuildFlags, []string{"-tags=integration"}) || !strings.HasPrefix(replay, "go test -tags=integration -run=FuzzTagged/") {
+		t.Errorf("the replay command lacks the tags: %s", replay)
 	}
 	if treeHash(t, dir) != before {
 		t.Error("the workspace changed")
@@ -75,7 +75,7 @@ func TestRace(t *testing.T) {
 		t.Fatalf("crashes: %+v, want one", cs)
 	}
 	c := cs[0]
-	t.Logf("%s", FormatCrash(c))
+	t.Logf("%s %s at %s:%d\n%s", c.Kind, c.Message, c.File, c.Line, c.Output)
 	if c.Kind != protocol.KindRace || c.File != file || !slices.Contains(lines, c.Line) {
 		t.Fatalf("crash %s at %s:%d (%s), want race at %s:%v", c.Kind, c.File, c.Line, c.Message, file, lines)
 	}

@@ -41,8 +41,8 @@ func DlvTestArgs(c *Crash, seed string) []string {
 	return append(args, ".", "--", "-test.run="+SeedRun(c.Target, seed))
 }
 
-// shellJoin quotes each argument for a POSIX shell, separated by spaces.
-func shellJoin(args []string) string {
+// ShellJoin quotes each argument for a POSIX shell, separated by spaces.
+func ShellJoin(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = ShellQuote(a)
@@ -52,7 +52,7 @@ func shellJoin(args []string) string {
 
 // ShellCommand is a command line for a POSIX shell that runs name with args in dir.
 func ShellCommand(dir, name string, args ...string) string {
-	return fmt.Sprintf("cd %s && %s %s", ShellQuote(dir), ShellQuote(name), shellJoin(args))
+	return fmt.Sprintf("cd %s && %s %s", ShellQuote(dir), ShellQuote(name), ShellJoin(args))
 }
 
 // ReplayFlags are the crash's BuildFlags for a shell command line, each after a

@@ -37,6 +37,7 @@ import (
 	"fuzzls.dev/fuzzls/bench/internal/engines"
 	"fuzzls.dev/fuzzls/engine"
 	efailure "fuzzls.dev/fuzzls/engine/failure"
+	"fuzzls.dev/fuzzls/internal/jsonevents"
 	"fuzzls.dev/fuzzls/internal/testws"
 	"fuzzls.dev/fuzzls/protocol"
 )
@@ -197,12 +198,12 @@ func ciRun(b *engines.Bench, scratch, targets string, n int, budget time.Duratio
 		r.Status = -1
 		return r
 	}
-	last := map[string]*engine.JSONCrash{} // the last event of each failure
+	last := map[string]*jsonevents.Crash{} // the last event of each failure
 	var order []string
 	for l := range lines {
 		fmt.Fprintf(log, "%7.3f %s\n", l.T.Sub(start).Seconds(), l.S)
-		var c engine.JSONCrash
-		if json.Unmarshal([]byte(l.S), &c) != nil || c.Event != engine.JSONEventCrash || c.Kind == protocol.KindSlow {
+		var c jsonevents.Crash
+		if json.Unmarshal([]byte(l.S), &c) != nil || c.Event != jsonevents.EventCrash || c.Kind == protocol.KindSlow {
 			continue
 		}
 		if last[c.ID] == nil {

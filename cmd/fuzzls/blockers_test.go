@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/jsonevents"
 )
 
 // TestBlockersCLI: fuzzls fuzz on a target whose branch needs a hash equal to a
@@ -23,7 +23,7 @@ func TestBlockersCLI(t *testing.T) {
 	}
 	var line []byte
 	for _, l := range bytes.Split(out, []byte("\n")) {
-		if ev, err := checkJSONLine(l); err == nil && ev == engine.JSONEventBlockers {
+		if ev, err := checkJSONLine(l); err == nil && ev == jsonevents.EventBlockers {
 			line = l
 		}
 	}

@@ -15,18 +15,18 @@ import (
 	"strings"
 	"testing"
 
-	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/jsonevents"
 )
 
 // jsonEventTypes are the types of the -json lines, by their "event" member.
 var jsonEventTypes = map[string]reflect.Type{
-	engine.JSONEventBuild:    reflect.TypeFor[engine.JSONBuild](),
-	engine.JSONEventSeeds:    reflect.TypeFor[engine.JSONSeeds](),
-	engine.JSONEventStats:    reflect.TypeFor[engine.JSONStats](),
-	engine.JSONEventCrash:    reflect.TypeFor[engine.JSONCrash](),
-	engine.JSONEventFixed:    reflect.TypeFor[engine.JSONFixed](),
-	engine.JSONEventDone:     reflect.TypeFor[engine.JSONDone](),
-	engine.JSONEventBlockers: reflect.TypeFor[engine.JSONBlockers](),
+	jsonevents.EventBuild:    reflect.TypeFor[jsonevents.Build](),
+	jsonevents.EventSeeds:    reflect.TypeFor[jsonevents.Seeds](),
+	jsonevents.EventStats:    reflect.TypeFor[jsonevents.Stats](),
+	jsonevents.EventCrash:    reflect.TypeFor[jsonevents.Crash](),
+	jsonevents.EventFixed:    reflect.TypeFor[jsonevents.Fixed](),
+	jsonevents.EventDone:     reflect.TypeFor[jsonevents.Done](),
+	jsonevents.EventBlockers: reflect.TypeFor[jsonevents.Blockers](),
 }
 
 // members are the JSON member names of struct type t, and which are optional
@@ -127,20 +127,20 @@ func runJSON(t *testing.T, bin, dir string, wantCode int) map[string][]map[strin
 
 // TestJSONEvents runs the real fuzzls fuzz -json on the calculator, whose bug is
 // found in a second, and on a copy that does not compile: every line is one of
-// engine's JSON* types (jsonevents.go), member for member, and each run gives
+// the types of package jsonevents, member for member, and each run gives
 // the events such a run must. Then the README's -json section documents the
 // same members for each event, and its example lines pass the same check.
 func TestJSONEvents(t *testing.T) {
 	bin := buildFuzzls(t)
 	dir := copyDir(t, "../../testdata/calc")
 	seen := runJSON(t, bin, dir, 1)
-	for _, want := range []string{engine.JSONEventBuild, engine.JSONEventSeeds, engine.JSONEventStats, engine.JSONEventCrash, engine.JSONEventDone} {
+	for _, want := range []string{jsonevents.EventBuild, jsonevents.EventSeeds, jsonevents.EventStats, jsonevents.EventCrash, jsonevents.EventDone} {
 		if len(seen[want]) == 0 {
 			t.Errorf("a run that finds a failure gave no %q event", want)
 		}
 	}
-	if !slices.ContainsFunc(seen[engine.JSONEventCrash], func(m map[string]any) bool { return m["minimized"] == true }) {
-		t.Errorf("no minimized crash event: %v", seen[engine.JSONEventCrash])
+	if !slices.ContainsFunc(seen[jsonevents.EventCrash], func(m map[string]any) bool { return m["minimized"] == true }) {
+		t.Errorf("no minimized crash event: %v", seen[jsonevents.EventCrash])
 	}
 
 	src, err := os.ReadFile(filepath.Join(dir, "calc.go"))
@@ -149,7 +149,7 @@ func TestJSONEvents(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "calc.go"), bytes.Replace(src, []byte("return v, nil\n}"), []byte("return v, undefinedThing\n}"), 1), 0o644)
 	seen = runJSON(t, bin, dir, 2)
-	build, done := seen[engine.JSONEventBuild], seen[engine.JSONEventDone]
+	build, done := seen[jsonevents.EventBuild], seen[jsonevents.EventDone]
 	if len(build) != 1 || build[0]["error"] == nil || build[0]["diagnostics"] == nil {
 		t.Errorf("a build that fails: build events %v, want one with error and diagnostics", build)
 	}
@@ -170,7 +170,7 @@ func TestJSONEvents(t *testing.T) {
 // is caught.
 func TestJSONEventsDriftCaught(t *testing.T) {
 	line := `{"event":"stats","target":"FuzzEval","package":"example.com/calc","elapsed":0.2,"execs":396,"execsPerSec":1932,"corpus":3,"covered":1,"blocks":39,"workers":2,"sinceCoverage":0,"execsSinceCoverage":12,"changed":0,"changedReached":0}`
-	if ev, err := checkJSONLine([]byte(line)); ev != engine.JSONEventStats || err != nil {
+	if ev, err := checkJSONLine([]byte(line)); ev != jsonevents.EventStats || err != nil {
 		t.Fatalf("%s: %q, %v", line, ev, err)
 	}
 	for _, bad := range []string{

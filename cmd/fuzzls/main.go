@@ -171,7 +171,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	rep := &engine.Reporter{W: stdout, JSON: *jsonOut}
+	rep := &reporter{W: stdout, JSON: *jsonOut}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
 		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: engine.RSSLimit(*rss), Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
 	opts.ReplaySeeds = seedRE
@@ -250,7 +250,7 @@ func worse(a, b int) int {
 // waitAll waits for every session, reports each one's end, and returns the
 // exit status (see worse): a flaky failure, which did not fail again, is a
 // warning.
-func waitAll(rep *engine.Reporter, sessions []*engine.Session) int {
+func waitAll(rep *reporter, sessions []*engine.Session) int {
 	var wg sync.WaitGroup
 	status := 0
 	var mu sync.Mutex

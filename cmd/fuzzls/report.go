@@ -50,7 +50,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
 		return 2
 	}
-	rep := &engine.Reporter{W: stdout, JSON: *jsonOut}
+	rep := &reporter{W: stdout, JSON: *jsonOut}
 	e := engine.New(engine.Options{CacheDir: *cacheDir, MinimizeTime: *minimizeTime, Sync: *syncDir, ReplayOnly: true,
 		Build: build(), Log: stderr}, rep.Observe)
 	defer e.Close()

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/jsonevents"
 )
 
 // Run is one engine's run on one target in one trial.
@@ -51,11 +51,11 @@ type Run struct {
 	Log      string   `json:"log"`
 }
 
-// ParseFuzzls reads fuzzls's JSON events (engine's JSON* types); it returns the
+// ParseFuzzls reads fuzzls's JSON events (package jsonevents); it returns the
 // text a planted failure's pattern is matched against ("kind: message"), or "".
 func ParseFuzzls(lines <-chan Line, log io.Writer, start time.Time, r *Run) string {
 	var fuzzStart, end time.Time
-	var first, last *engine.JSONCrash
+	var first, last *jsonevents.Crash
 	for l := range lines {
 		fmt.Fprintf(log, "%7.3f %s\n", l.T.Sub(start).Seconds(), l.S)
 		var ev struct{ Event string }
@@ -63,8 +63,8 @@ func ParseFuzzls(lines <-chan Line, log io.Writer, start time.Time, r *Run) stri
 			continue
 		}
 		switch ev.Event {
-		case engine.JSONEventBuild:
-			var b engine.JSONBuild
+		case jsonevents.EventBuild:
+			var b jsonevents.Build
 			json.Unmarshal([]byte(l.S), &b)
 			if b.Error != "" {
 				r.Err = "build: " + FirstLine(b.Error)
@@ -75,21 +75,21 @@ func ParseFuzzls(lines <-chan Line, log io.Writer, start time.Time, r *Run) stri
 			if fuzzStart.IsZero() {
 				fuzzStart = l.T
 			}
-		case engine.JSONEventStats:
-			var st engine.JSONStats
+		case jsonevents.EventStats:
+			var st jsonevents.Stats
 			json.Unmarshal([]byte(l.S), &st)
 			r.Execs = st.Execs
 			r.OwnCover = fmt.Sprintf("%d/%d blocks (fuzzls's instrumentation), corpus %d", st.Covered, st.Blocks, st.Corpus)
-		case engine.JSONEventCrash:
-			c := new(engine.JSONCrash)
+		case jsonevents.EventCrash:
+			c := new(jsonevents.Crash)
 			json.Unmarshal([]byte(l.S), c)
 			if first == nil {
 				first = c
 				r.TTC = l.T.Sub(fuzzStart).Seconds()
 			}
 			last = c
-		case engine.JSONEventDone:
-			var d engine.JSONDone
+		case jsonevents.EventDone:
+			var d jsonevents.Done
 			json.Unmarshal([]byte(l.S), &d)
 			end = l.T
 			if d.Execs > r.Execs {

@@ -1,10 +1,11 @@
-package engine
+package main
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/protocol"
 )
 
@@ -22,10 +23,10 @@ func TestFormatCrashInput(t *testing.T) {
 		{long, "/cache/crashes/x", fmt.Sprintf("… (the first %d of %d bytes: the whole input is in the saved file)", maxShownInput, len(long)), 2 * maxShownInput},
 		{long, "", fmt.Sprintf("… (the first %d of %d bytes)\n", maxShownInput, len(long)), 2 * maxShownInput},
 	} {
-		c := &Crash{Kind: protocol.KindPanic, Message: "boom", Input: tc.input, Path: tc.path, Target: Target{Name: "FuzzX"}}
-		got := FormatCrash(c)
+		c := &engine.Crash{Kind: protocol.KindPanic, Message: "boom", Input: tc.input, Path: tc.path, Target: engine.Target{Name: "FuzzX"}}
+		got := formatCrash(c)
 		if !strings.Contains(got, tc.want) || len(got) > tc.max {
-			t.Errorf("FormatCrash of a %d-byte input (%d bytes) does not say %q:\n%.600s", len(tc.input), len(got), tc.want, got)
+			t.Errorf("formatCrash of a %d-byte input (%d bytes) does not say %q:\n%.600s", len(tc.input), len(got), tc.want, got)
 		}
 	}
 }

@@ -1,22 +1,25 @@
-package engine
+package main
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/instrument"
+	"fuzzls.dev/fuzzls/internal/jsonevents"
 	"fuzzls.dev/fuzzls/protocol"
 )
 
-// Reporter prints a headless run's events for a terminal or, with JSON, one object
-// a line for machines (jsonevents.go). It is an observer for New.
-type Reporter struct {
+// reporter prints a headless run's events for a terminal or, with JSON, one object
+// a line for machines (package jsonevents). It observes the engine (engine.New).
+type reporter struct {
 	W          io.Writer
 	JSON       bool
 	StatsEvery time.Duration // between status lines in text mode; default 3s
@@ -30,7 +33,7 @@ type Reporter struct {
 const quietAfter = time.Minute
 
 // Observe prints one event.
-func (r *Reporter) Observe(ev Event) {
+func (r *reporter) Observe(ev engine.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.JSON {
@@ -38,8 +41,8 @@ func (r *Reporter) Observe(ev Event) {
 		return
 	}
 	switch ev := ev.(type) {
-	case *BuildEvent:
-		var be *BuildError
+	case *engine.BuildEvent:
+		var be *engine.BuildError
 		if ev.Err != nil && !errors.As(ev.Err, &be) {
 			fmt.Fprintf(r.W, "fuzzls: could not build %s (no fault of your code): %v\n", ev.Package, ev.Err)
 			return
@@ -52,9 +55,9 @@ func (r *Reporter) Observe(ev Event) {
 		for _, w := range ev.Warnings {
 			fmt.Fprintf(r.W, "fuzzls: warning: %s\n", w)
 		}
-	case *SeedsEvent:
+	case *engine.SeedsEvent:
 		fmt.Fprintln(r.W, ev)
-	case *StatsEvent:
+	case *engine.StatsEvent:
 		st := ev.Stats
 		every := r.StatsEvery
 		if every == 0 {
@@ -77,7 +80,7 @@ func (r *Reporter) Observe(ev Event) {
 		}
 		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d%s%s\n",
 			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, changed, quiet)
-	case *CrashEvent:
+	case *engine.CrashEvent:
 		c := ev.Crash
 		if c.Kind == protocol.KindSlow {
 			fmt.Fprintf(r.W, "%s: warning: %s\n    input saved to %s\n", c.Target.Name, c.Message, c.Path)
@@ -87,12 +90,12 @@ func (r *Reporter) Observe(ev Event) {
 			fmt.Fprintf(r.W, "%s: found a failure (%s: %s), minimizing…\n", c.Target.Name, c.Kind, firstLine(c.Message))
 			return
 		}
-		fmt.Fprint(r.W, FormatCrash(c))
-	case *BlockersEvent:
-		fmt.Fprint(r.W, FormatBlockers(ev))
-	case *DoneEvent:
+		fmt.Fprint(r.W, formatCrash(c))
+	case *engine.BlockersEvent:
+		fmt.Fprint(r.W, formatBlockers(ev))
+	case *engine.DoneEvent:
 		if ev.Err != nil {
-			var be *BuildError
+			var be *engine.BuildError
 			var se *instrument.StepError
 			if !errors.As(ev.Err, &be) && !errors.As(ev.Err, &se) { // the build's were said with it
 				fmt.Fprintf(r.W, "%s: fuzzls could not fuzz it (no fault of your code): %v\n", ev.Target.Name, ev.Err)
@@ -111,8 +114,8 @@ func (r *Reporter) Observe(ev Event) {
 	}
 }
 
-func (r *Reporter) json(ev Event) {
-	j := JSONEvent(ev)
+func (r *reporter) json(ev engine.Event) {
+	j := jsonevents.Of(ev)
 	if j == nil {
 		return
 	}
@@ -124,9 +127,9 @@ func (r *Reporter) json(ev Event) {
 // would flood the terminal, and the saved file holds it whole.
 const maxShownInput = 4 << 10
 
-// FormatCrash is the human report of a failure: kind, message, location, stack
+// formatCrash is the human report of a failure: kind, message, location, stack
 // (user frames first), the input, where it is saved and how to replay it.
-func FormatCrash(c *Crash) string {
+func formatCrash(c *engine.Crash) string {
 	var b strings.Builder
 	flaky := ""
 	if c.Flaky {
@@ -188,7 +191,7 @@ func FormatCrash(c *Crash) string {
 		fmt.Fprintf(&b, "      mkdir -p testdata/fuzz/%s && cp %s testdata/fuzz/%s/\n", c.Target.Name, c.Path, c.Target.Name)
 		fmt.Fprintf(&b, "      %s\n", cmd)
 		fmt.Fprintf(&b, "    debug it with Delve, stopping at the failure%s:\n", atLine(c))
-		fmt.Fprintf(&b, "      dlv %s\n", shellJoin(DlvTestArgs(c, name)))
+		fmt.Fprintf(&b, "      dlv %s\n", engine.ShellJoin(engine.DlvTestArgs(c, name)))
 		if c.File != "" {
 			fmt.Fprintf(&b, "      (dlv) break %s:%d\n      (dlv) continue\n", c.File, c.Line)
 		}
@@ -197,7 +200,7 @@ func FormatCrash(c *Crash) string {
 	return b.String()
 }
 
-func atLine(c *Crash) string {
+func atLine(c *engine.Crash) string {
 	if c.File == "" {
 		return ""
 	}
@@ -209,4 +212,25 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// formatBlockers is a BlockersEvent for people, a line each:
+//
+//	FuzzCheck: not covered, behind these comparisons (uncovered blocks of the function behind each):
+//	    magic.go:17: compared `h == 0x89504e47`: nearest 0x896f7f51, ... (6 blocks)
+func formatBlockers(ev *engine.BlockersEvent) string {
+	if len(ev.Blockers) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: not covered, behind these comparisons (uncovered blocks of the function behind each):\n", ev.Target.Name)
+	wd, _ := os.Getwd()
+	for _, bl := range ev.Blockers {
+		file := bl.File
+		if rel, err := filepath.Rel(wd, file); err == nil && !strings.HasPrefix(rel, "..") {
+			file = rel
+		}
+		fmt.Fprintf(&b, "    %s:%d: %s (%d blocks)\n", file, bl.Line, bl.Message(), bl.Behind)
+	}
+	return b.String()
 }

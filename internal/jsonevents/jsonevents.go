@@ -1,28 +1,31 @@
-package engine
-
-import "fuzzls.dev/fuzzls/engine/failure"
-
-// The events of `fuzzls fuzz -json`: one JSON object a line, whose "event"
-// member names its type below. These types are the format's one definition:
-// Reporter writes them, the README's "-json events" section documents them for
-// users (each member, one example line each), and cmd/fuzzls's TestJSONEvents
-// checks both a real run's lines and the README against them. A member tagged
+// Package jsonevents is the format of `fuzzls fuzz -json`: one JSON object a
+// line, whose "event" member names its type below. These types are the
+// format's one definition: fuzzls fuzz writes them (Of), the README's "-json
+// events" section documents them for users (each member, one example line
+// each), cmd/fuzzls's TestJSONEvents checks both a real run's lines and the
+// README against them, and the bench tools read them. A member tagged
 // omitempty may be absent; every other one is always there.
+package jsonevents
+
+import (
+	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/engine/failure"
+)
 
 // Values of the "event" member.
 const (
-	JSONEventBuild = "build"
-	JSONEventSeeds = "seeds"
-	JSONEventStats = "stats"
-	JSONEventCrash = "crash"
-	JSONEventFixed = "fixed"
-	JSONEventDone  = "done"
-	// JSONEventBlockers is a target's top blockers (blockers.go), before its "done".
-	JSONEventBlockers = "blockers"
+	EventBuild = "build"
+	EventSeeds = "seeds"
+	EventStats = "stats"
+	EventCrash = "crash"
+	EventFixed = "fixed"
+	EventDone  = "done"
+	// EventBlockers is a target's top blockers (engine/blockers.go), before its "done".
+	EventBlockers = "blockers"
 )
 
-// JSONBuild: a package was built for its targets, or failed to build.
-type JSONBuild struct {
+// Build: a package was built for its targets, or failed to build.
+type Build struct {
 	Event    string   `json:"event"`   // "build"
 	Package  string   `json:"package"` // import path
 	Targets  []string `json:"targets"` // the targets built: FuzzXxx names
@@ -30,22 +33,22 @@ type JSONBuild struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is why the build failed; Diagnostics are its messages placed in the
 	// user's files.
-	Error       string           `json:"error,omitempty"`
-	Diagnostics []JSONDiagnostic `json:"diagnostics,omitempty"`
+	Error       string       `json:"error,omitempty"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 }
 
-// JSONDiagnostic is a build message placed in the user's files (a build
+// Diagnostic is a build message placed in the user's files (a build
 // event's diagnostics).
-type JSONDiagnostic struct {
+type Diagnostic struct {
 	File    string `json:"file"`
 	Line    int    `json:"line"` // 1-based
 	Col     int    `json:"col"`  // 1-based, in bytes
 	Message string `json:"message"`
 }
 
-// JSONSeeds: a target's seeds (f.Add and testdata/fuzz) being read, about once
+// Seeds: a target's seeds (f.Add and testdata/fuzz) being read, about once
 // a second and when all are in (Done).
-type JSONSeeds struct {
+type Seeds struct {
 	Event   string `json:"event"` // "seeds"
 	Target  string `json:"target"`
 	Package string `json:"package"`
@@ -55,8 +58,8 @@ type JSONSeeds struct {
 	Done    bool   `json:"done"`
 }
 
-// JSONStats: a target's progress, when fuzzing starts and then every second or so.
-type JSONStats struct {
+// Stats: a target's progress, when fuzzing starts and then every second or so.
+type Stats struct {
 	Event       string  `json:"event"` // "stats"
 	Target      string  `json:"target"`
 	Package     string  `json:"package"`
@@ -78,10 +81,10 @@ type JSONStats struct {
 	ChangedReached int `json:"changedReached"`
 }
 
-// JSONCrash: a failure, first when it is found, then again once minimized
+// Crash: a failure, first when it is found, then again once minimized
 // (Minimized) or found flaky (Flaky); a "slow" kind is a warning, no failure. A
 // seed run on request (fuzzls fuzz -run=FuzzXxx/name) is reported once, Replayed.
-type JSONCrash struct {
+type Crash struct {
 	Event     string          `json:"event"` // "crash"
 	ID        string          `json:"id"`    // stable over runs
 	Target    string          `json:"target"`
@@ -101,16 +104,16 @@ type JSONCrash struct {
 	Replayed  bool            `json:"replayed,omitempty"` // a seed run on request, reported once, as it is
 }
 
-// JSONFixed: a known failure's input passes on a new build. `fuzzls fuzz`
+// Fixed: a known failure's input passes on a new build. `fuzzls fuzz`
 // builds once, so it writes none; an engine that rebuilds does.
-type JSONFixed struct {
+type Fixed struct {
 	Event  string `json:"event"` // "fixed"
 	ID     string `json:"id"`    // the crash event's id
 	Target string `json:"target"`
 }
 
-// JSONDone: a target's run ended.
-type JSONDone struct {
+// Done: a target's run ended.
+type Done struct {
 	Event   string `json:"event"` // "done"
 	Target  string `json:"target"`
 	Package string `json:"package"`
@@ -122,55 +125,55 @@ type JSONDone struct {
 	Plateau float64 `json:"plateau,omitempty"`
 }
 
-// JSONBlockers: a target's reached comparisons in front of uncovered code, the
-// most code behind first (at most TopBlockers), when its run ends; none when it
+// Blockers: a target's reached comparisons in front of uncovered code, the
+// most code behind first (at most engine.TopBlockers), when its run ends; none when it
 // has none.
-type JSONBlockers struct {
-	Event    string    `json:"event"` // "blockers"
-	Target   string    `json:"target"`
-	Package  string    `json:"package"`
-	Blockers []Blocker `json:"blockers"`
+type Blockers struct {
+	Event    string           `json:"event"` // "blockers"
+	Target   string           `json:"target"`
+	Package  string           `json:"package"`
+	Blockers []engine.Blocker `json:"blockers"`
 }
 
-// JSONEvent is the -json line of ev (without its newline), or nil for an event
-// -json does not report.
-func JSONEvent(ev Event) any {
+// Of is the -json line of ev (without its newline), or nil for an event -json
+// does not report.
+func Of(ev engine.Event) any {
 	switch ev := ev.(type) {
-	case *BuildEvent:
-		j := &JSONBuild{Event: JSONEventBuild, Package: ev.Package, Targets: ev.Targets, Seconds: ev.Seconds, Warnings: ev.Warnings}
+	case *engine.BuildEvent:
+		j := &Build{Event: EventBuild, Package: ev.Package, Targets: ev.Targets, Seconds: ev.Seconds, Warnings: ev.Warnings}
 		if ev.Err != nil {
 			j.Error = ev.Err.Error()
-			if be, ok := ev.Err.(*BuildError); ok {
+			if be, ok := ev.Err.(*engine.BuildError); ok {
 				for _, d := range be.Diagnostics {
-					j.Diagnostics = append(j.Diagnostics, JSONDiagnostic{File: d.File, Line: d.Line, Col: d.Col, Message: d.Message})
+					j.Diagnostics = append(j.Diagnostics, Diagnostic{File: d.File, Line: d.Line, Col: d.Col, Message: d.Message})
 				}
 			}
 		}
 		return j
-	case *SeedsEvent:
-		return &JSONSeeds{Event: JSONEventSeeds, Target: ev.Target.Name, Package: ev.Target.Package,
+	case *engine.SeedsEvent:
+		return &Seeds{Event: EventSeeds, Target: ev.Target.Name, Package: ev.Target.Package,
 			Count: ev.Count, Total: ev.Total, Bytes: ev.Bytes, Done: ev.Done}
-	case *StatsEvent:
+	case *engine.StatsEvent:
 		st := ev.Stats
-		return &JSONStats{Event: JSONEventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
+		return &Stats{Event: EventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
 			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus, Covered: st.Covered, Blocks: st.Blocks,
 			Workers: st.Workers, SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage,
 			Changed: st.Changed, ChangedReached: st.ChangedReached}
-	case *CrashEvent:
+	case *engine.CrashEvent:
 		c := ev.Crash
 		frames := c.Frames
 		if frames == nil {
 			frames = []failure.Frame{}
 		}
-		return &JSONCrash{Event: JSONEventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: string(c.Kind),
+		return &Crash{Event: EventCrash, ID: c.ID, Target: c.Target.Name, Package: c.Target.Package, Kind: string(c.Kind),
 			Message: c.Message, File: c.File, Line: c.Line, Frames: frames, Input: c.Input,
 			Minimized: c.Minimized, Flaky: c.Flaky, Verified: c.Verified, Path: c.Path, Count: c.Count, Known: c.Known, Replayed: c.Replayed}
-	case *CrashFixedEvent:
-		return &JSONFixed{Event: JSONEventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
-	case *BlockersEvent:
-		return &JSONBlockers{Event: JSONEventBlockers, Target: ev.Target.Name, Package: ev.Target.Package, Blockers: ev.Blockers}
-	case *DoneEvent:
-		j := &JSONDone{Event: JSONEventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped,
+	case *engine.CrashFixedEvent:
+		return &Fixed{Event: EventFixed, ID: ev.Crash.ID, Target: ev.Crash.Target.Name}
+	case *engine.BlockersEvent:
+		return &Blockers{Event: EventBlockers, Target: ev.Target.Name, Package: ev.Target.Package, Blockers: ev.Blockers}
+	case *engine.DoneEvent:
+		j := &Done{Event: EventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped,
 			Plateau: ev.Plateau.Seconds()}
 		if ev.Err != nil {
 			j.Error = ev.Err.Error()
