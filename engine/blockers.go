@@ -92,10 +92,7 @@ func (s *Session) Blockers() []Blocker {
 		s.mu.Unlock()
 		return nil
 	}
-	hit := make([]bool, len(bin.Blocks))
-	for i := range hit {
-		hit[i] = i < len(s.global) && s.global[i] != 0
-	}
+	hit := s.cov.hit() // bin's: the session swaps bin and resets cov under mu
 	type site struct {
 		i   int
 		sum fuzzrt.CmpSummary

@@ -306,7 +306,7 @@ func (s *Session) setFocus(bin *instrument.Binary) {
 		}
 	}
 	s.mu.Lock()
-	if len(changed) == 0 && prev != nil && len(bin.Blocks) == len(s.blocks) && sameTexts(bt.blockSet, prev) {
+	if _, blocks := s.cov.counts(); len(changed) == 0 && prev != nil && len(bin.Blocks) == blocks && sameTexts(bt.blockSet, prev) {
 		// The same code built again (a save that changed nothing, or a second
 		// event of one save): the changed blocks stay what the last edit made them.
 		s.focus.gained = time.Now()
@@ -345,7 +345,8 @@ func (s *Session) focusLocked() *fuzzrt.Focus {
 	if !f.active {
 		return nil
 	}
-	reached := func(i int) bool { return i < len(s.global) && s.global[i] != 0 }
+	hit := s.cov.hit()
+	reached := func(i int) bool { return i < len(hit) && hit[i] }
 	isChanged := map[int]bool{}
 	for _, c := range f.changed {
 		isChanged[c] = true
@@ -392,13 +393,7 @@ func (s *Session) focusLocked() *fuzzrt.Focus {
 
 // changedReachedLocked counts the changed blocks reached.
 func (s *Session) changedReachedLocked() int {
-	n := 0
-	for _, c := range s.focus.changed {
-		if c < len(s.global) && s.global[c] != 0 {
-			n++
-		}
-	}
-	return n
+	return s.cov.countReached(s.focus.changed)
 }
 
 // broadcastFocus sends f (if any) to every worker.

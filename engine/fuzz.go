@@ -391,7 +391,7 @@ func (p *fuzzPhase) handOver(w *workerProc) {
 		<-w.done
 		p.events <- workerEvent{w: w, died: true}
 	}()
-	s.mergeBaseline(w.hello.Baseline)
+	s.cov.mergeBaseline(w.hello.Baseline)
 	s.mu.Lock()
 	args := &fuzzrt.FuzzArgs{Types: s.types, Seed: rand.Uint64(), MaxLen: maxInputLen}
 	if p.o.Seed != 0 {
@@ -487,41 +487,14 @@ func (s *Session) deathFailure(w *workerProc) (*failure.Failure, string) {
 	return f, w.runningInput()
 }
 
-// mergeBaseline counts as covered what a worker ran before its first input.
-func (s *Session) mergeBaseline(cov []uint32) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range cov {
-		if i := int(c >> 8); i < len(s.blocks) && s.global[i] == 0 {
-			s.global[i] = uint8(c)
-			s.covered++
-		}
-	}
-}
-
 // onNew merges an entry's coverage; entries that add to the session's coverage join
 // the corpus (saved to the cache) and go to the other workers.
 func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
-	s.mu.Lock()
-	added, changed := false, false
-	for _, c := range en.Cov {
-		i := int(c >> 8)
-		if i >= len(s.global) {
-			continue
-		}
-		if b := uint8(c); b&^s.global[i] != 0 {
-			if s.global[i] == 0 && i < len(s.blocks) { // past the blocks: comparison sites
-				s.covered++
-				changed = changed || s.blocks[i].Changed
-			}
-			s.global[i] |= b
-			added = true
-		}
-	}
+	added, changed := s.cov.merge(en.Cov)
 	if !added {
-		s.mu.Unlock()
 		return
 	}
+	s.mu.Lock()
 	s.quiet, s.quietExecs = 0, s.execsLocked()
 	if !s.inCorpus[en.Input] {
 		s.inCorpus[en.Input] = true

@@ -37,9 +37,7 @@ type Session struct {
 	err       error
 	pkg       *instrument.Package
 	bin       *instrument.Binary
-	blocks    []Block
-	global    []uint8 // bucket bits reached per counter, merged over workers
-	covered   int
+	cov       coverageMap // of bin
 	corpus    []entry
 	inCorpus  map[string]bool
 	testdata  map[string]bool // inputs of the seeds in testdata/fuzz/FuzzXxx (Crash.Known)
@@ -150,7 +148,8 @@ func (s *Session) Stats() Stats {
 }
 
 func (s *Session) statsLocked() Stats {
-	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: s.covered, Blocks: len(s.blocks),
+	covered, blocks := s.cov.counts()
+	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: covered, Blocks: blocks,
 		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: len(s.crashes),
 		Workers: len(s.workers), SinceCoverage: s.quiet, Plateaued: s.plateaued}
 	st.Execs = s.execsLocked()
@@ -171,15 +170,7 @@ func (s *Session) execsLocked() int64 {
 }
 
 // Coverage returns the blocks of the current build and whether each was reached.
-func (s *Session) Coverage() (blocks []Block, hit []bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hit = make([]bool, len(s.blocks))
-	for i := range s.blocks {
-		hit[i] = i < len(s.global) && s.global[i] != 0
-	}
-	return append([]Block(nil), s.blocks...), hit
-}
+func (s *Session) Coverage() (blocks []Block, hit []bool) { return s.cov.snapshot() }
 
 // Crashes returns the distinct failures found so far, and last the slow input
 // of this build if there is one (Kind protocol.KindSlow: a warning, not a failure).
@@ -469,15 +460,14 @@ func (s *Session) prepare(rebuilt bool) error {
 	if !e.opts.NoLiteralDict {
 		s.dict = append(s.dict, bin.Dict...)
 	}
-	s.blocks = make([]Block, len(bin.Blocks))
+	blocks := make([]Block, len(bin.Blocks))
 	for i, b := range bin.Blocks {
-		s.blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
+		blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
 	}
 	for _, c := range s.focus.changed {
-		s.blocks[c].Changed = true
+		blocks[c].Changed = true
 	}
-	s.global = make([]uint8, len(bin.Blocks)+bin.CmpCounters)
-	s.covered = 0
+	s.cov.reset(blocks, len(bin.Blocks)+bin.CmpCounters)
 	old := s.corpus
 	s.corpus, s.inCorpus = nil, map[string]bool{}
 	for _, in := range inputs {
