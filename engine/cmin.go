@@ -2,70 +2,7 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"sort"
 )
-
-// Corpus minimization: when the corpus has grown past a threshold, keep only the
-// entries needed to reach the coverage it reaches (greedily, smallest first) and
-// delete the others from the cache directory. Workers keep their own copies; the next
-// worker started gets the minimized corpus.
-
-const cminFirst = 1024
-
-// minimizeCorpus drops entries that add no coverage to the others'. It returns the
-// sizes before and after.
-func (s *Session) minimizeCorpus() (before, after int) {
-	s.mu.Lock()
-	ents := append([]entry(nil), s.corpus...)
-	s.mu.Unlock()
-	before = len(ents)
-	order := make([]int, len(ents))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return len(ents[order[i]].input) < len(ents[order[j]].input) })
-	have := map[uint32]bool{}
-	keep := make([]bool, len(ents))
-	for _, i := range order {
-		// An entry whose coverage no worker has reported (an initial entry that
-		// reached nothing new where it ran, or has not run yet: thousands of seeds
-		// take a while) is not known to be redundant.
-		keep[i] = ents[i].cov == nil
-		for _, c := range ents[i].cov {
-			if !have[c] {
-				have[c] = true
-				keep[i] = true
-			}
-		}
-	}
-	var kept []entry
-	dropped := map[string]bool{}
-	for i, en := range ents {
-		if keep[i] {
-			kept = append(kept, en)
-		} else {
-			dropped[en.input] = true
-		}
-	}
-	// Files are matched by content: names are go test's hashes, but need not be.
-	dir := corpusDir(s.e.opts.CacheDir, s.target)
-	files, _ := os.ReadDir(dir)
-	for _, f := range files {
-		path := filepath.Join(dir, f.Name())
-		if data, err := os.ReadFile(path); err == nil && dropped[string(data)] {
-			os.Remove(path)
-		}
-	}
-	s.mu.Lock()
-	// Entries added while we worked are kept as they are.
-	kept = append(kept, s.corpus[len(ents):]...)
-	s.corpus = kept
-	s.cminAt = max(cminFirst, 2*len(kept))
-	s.mu.Unlock()
-	return before, len(kept)
-}
 
 // MinimizeCorpus is `fuzzls cmin`: it builds t, runs every entry of its generated
 // corpus once to learn its coverage, and keeps only the entries needed for it.
@@ -76,17 +13,15 @@ func (e *Engine) MinimizeCorpus(t Target) (before, after int, err error) {
 	}
 	r := &replayer{s: s}
 	defer r.close()
-	s.mu.Lock()
-	ents := s.corpus
-	s.mu.Unlock()
-	for i := range ents {
-		ents[i].cov = []uint32{} // measured: one that fails or reaches nothing goes
-		if f, ok := r.run(context.Background(), ents[i].input); ok && f == nil {
-			ents[i].cov = append(ents[i].cov, r.lastCov...)
+	for _, en := range s.corpus.list() {
+		cov := []uint32{} // measured: one that fails or reaches nothing goes
+		if f, ok := r.run(context.Background(), en.input); ok && f == nil {
+			cov = append(cov, r.lastCov...)
 		}
+		s.corpus.add(en.input, cov)
 	}
 	// Only entries of the generated corpus can be deleted; seeds stay as they are.
-	before, after = s.minimizeCorpus()
+	before, after = s.corpus.minimize()
 	return before, after, nil
 }
 
@@ -117,9 +52,9 @@ func (e *Engine) Prepare(t Target) (*Prepared, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := &Prepared{Target: t, Types: s.types, Dict: append([]string(nil), s.dict...)}
-	for _, en := range s.corpus {
+	s.mu.Unlock()
+	for _, en := range s.corpus.list() {
 		p.Inputs = append(p.Inputs, en.input)
 	}
 	return p, nil

@@ -118,43 +118,6 @@ func WriteCorpusFile(dir, input string) (string, error) {
 	return path, WriteFileAtomic(path, input)
 }
 
-// saveEntry writes a new corpus entry (input, "" for none) to the cache, with
-// those that could not be written before. When it cannot be written (a full
-// disk) that is said once, and the entry waits in s.unsaved for the next try:
-// the next new entry, or the next tick. Meanwhile the session's corpus and its
-// workers' have it; once saving works again, that is said too.
-func (s *Session) saveEntry(input string) {
-	s.mu.Lock()
-	pending := s.unsaved
-	if input != "" {
-		pending = append(pending, input)
-	}
-	s.unsaved = nil
-	s.mu.Unlock()
-	if len(pending) == 0 {
-		return
-	}
-	dir := corpusDir(s.e.opts.CacheDir, s.target)
-	var err error
-	i := 0
-	for ; i < len(pending); i++ {
-		if _, err = WriteCorpusFile(dir, pending[i]); err != nil {
-			break // the disk is still full: the rest waits too
-		}
-	}
-	s.mu.Lock()
-	s.unsaved = append(pending[i:len(pending):len(pending)], s.unsaved...)
-	failing, wasFailing := len(s.unsaved) > 0, s.saveFailing
-	s.saveFailing = failing
-	s.mu.Unlock()
-	switch {
-	case failing && !wasFailing:
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: saving corpus entries: %v; new entries are kept in memory until they can be saved\n", s.target.Name, err)
-	case !failing && wasFailing:
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: corpus entries saved again (%d had waited)\n", s.target.Name, len(pending))
-	}
-}
-
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory (made with its parents) renamed into place: a reader, or a process
 // killed mid-write, never sees part of it. The file's mode is 0666 less the

@@ -501,30 +501,28 @@ func TestCorpusMinimization(t *testing.T) {
 	cache := t.TempDir()
 	s, _ := fuzzOnce(t, dir, "FuzzNoBugBytes", Options{Parallel: 2, CacheDir: cache, FuzzTime: 4 * time.Second})
 	t.Logf("stats %+v", s.Stats())
-	s.mu.Lock()
 	// Add redundant entries: copies of what is there with the same coverage.
 	var extra []entry
-	for i, en := range s.corpus {
+	for i, en := range s.corpus.list() {
 		dup := entry{input: string(fuzzrt.Marshal([]any{[]byte(fmt.Sprintf("dup-%d", i))})), cov: en.cov}
 		extra = append(extra, dup)
 	}
-	s.corpus = append(s.corpus, extra...)
-	s.mu.Unlock()
 	for _, en := range extra {
+		s.corpus.add(en.input, en.cov)
 		WriteCorpusFile(corpusDir(cache, s.target), en.input)
 	}
 	want := map[uint32]bool{}
-	for _, en := range s.corpus {
+	for _, en := range s.corpus.list() {
 		for _, c := range en.cov {
 			want[c] = true
 		}
 	}
-	before, after := s.minimizeCorpus()
+	before, after := s.corpus.minimize()
 	if after >= before {
 		t.Fatalf("nothing dropped: %d → %d", before, after)
 	}
 	got := map[uint32]bool{}
-	for _, en := range s.corpus {
+	for _, en := range s.corpus.list() {
 		for _, c := range en.cov {
 			got[c] = true
 		}

@@ -19,16 +19,8 @@ import (
 // minimized; a repeat bumps its count. It returns whether the failure was new.
 func (s *Session) onFailure(f *failure.Failure, input string) bool {
 	key := fuzzrt.FailureKey(f.Output)
+	s.corpus.drop(input)
 	s.mu.Lock()
-	// An input that fails stays out of the corpus: workers re-run the corpus when
-	// they start, and one that kills them would kill every replacement too.
-	for i, en := range s.corpus {
-		if en.input == input {
-			s.corpus = append(s.corpus[:i], s.corpus[i+1:]...)
-			break
-		}
-	}
-	s.inCorpus[input] = true
 	for _, c := range s.crashes {
 		if s.firsts[c].Same(f) {
 			c.Count++

@@ -178,9 +178,9 @@ func (p *fuzzPhase) onTick() (outcome, bool) {
 		p.lastCovered = st.Covered
 		s.e.observe(&CoverageEvent{Target: s.target})
 	}
-	s.saveEntry("") // what a full disk kept from being saved
-	if st.Corpus >= s.cminThreshold() {
-		before, after := s.minimizeCorpus()
+	s.corpus.save("") // what a full disk kept from being saved
+	if s.corpus.minimizeDue() {
+		before, after := s.corpus.minimize()
 		fmt.Fprintf(o.Log, "fuzzls: %s: corpus minimized from %d to %d entries\n", s.target.Name, before, after)
 	}
 	if o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
@@ -401,7 +401,7 @@ func (p *fuzzPhase) handOver(w *workerProc) {
 	for _, d := range s.dict {
 		args.Dict = append(args.Dict, []byte(d))
 	}
-	corpus := append([]entry(nil), s.corpus...)
+	corpus := s.corpus.list()
 	s.workers = append(s.workers, w)
 	focus := s.focusLocked()
 	s.mu.Unlock()
@@ -439,12 +439,6 @@ func (p *fuzzPhase) stopAll() {
 	s.workers = nil
 	s.mu.Unlock()
 	p.stopWorkers(ws)
-}
-
-func (s *Session) cminThreshold() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cminAt
 }
 
 func (s *Session) liveWorkers() []*workerProc {
@@ -494,18 +488,9 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	if !added {
 		return
 	}
+	s.corpus.add(en.Input, en.Cov)
 	s.mu.Lock()
 	s.quiet, s.quietExecs = 0, s.execsLocked()
-	if !s.inCorpus[en.Input] {
-		s.inCorpus[en.Input] = true
-		s.corpus = append(s.corpus, entry{input: en.Input, cov: en.Cov})
-	} else {
-		for i := range s.corpus {
-			if s.corpus[i].input == en.Input {
-				s.corpus[i].cov = en.Cov
-			}
-		}
-	}
 	others := make([]*workerProc, 0, len(s.workers))
 	for _, w := range s.workers {
 		if w != from {
@@ -521,7 +506,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	if first { // the new build's first coverage: no need to wait for the tick
 		s.e.observe(&CoverageEvent{Target: s.target})
 	}
-	s.saveEntry(en.Input)
+	s.corpus.save(en.Input)
 	s.syncPublish(en.Input)
 	for _, w := range others {
 		w.post(&fuzzrt.Request{Add: en})

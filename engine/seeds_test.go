@@ -195,9 +195,7 @@ func TestMalformedCacheCorpus(t *testing.T) {
 			t.Errorf("%s was not logged as skipped; log:\n%s", path, log.String())
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.inCorpus[string(good)] {
+	if !s.corpus.has(string(good)) {
 		t.Errorf("the good entry is not in the corpus")
 	}
 }

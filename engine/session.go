@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +37,7 @@ type Session struct {
 	pkg       *instrument.Package
 	bin       *instrument.Binary
 	cov       coverageMap // of bin
-	corpus    []entry
-	inCorpus  map[string]bool
+	corpus    *corpusStore
 	testdata  map[string]bool // inputs of the seeds in testdata/fuzz/FuzzXxx (Crash.Known)
 	crashes   []*Crash
 	slow      *Crash                      // the first slow input of this build (see onSlow), not a failure
@@ -52,7 +50,6 @@ type Session struct {
 	execsBase int64 // executions of workers that are gone
 	workers   []*workerProc
 	rate      rateMeter
-	cminAt    int // corpus size that triggers the next minimizeCorpus
 	// reported: the first coverage of this fuzzing phase was reported at once.
 	reported bool
 	skipped  string    // why the current build's target is skipped (see runSeeds); "" = it is not
@@ -60,11 +57,7 @@ type Session struct {
 	sync     syncState // the sync directory (sync.go)
 	focus    focusState
 	blk      blockerState // comparison summaries (blockers.go)
-	// unsaved are new corpus entries not yet written to the cache (a full
-	// disk: see saveEntry); saveFailing, that saving them failed last.
-	unsaved     []string
-	saveFailing bool
-	seeded      uint64 // workers given a seed from Options.Seed
+	seeded   uint64       // workers given a seed from Options.Seed
 	// quiet is the fuzzing time since coverage last grew, counted on the phase's
 	// ticks while the session has workers (a session waiting for its turn is not
 	// on a plateau); quietExecs are the executions it had then (Stats.SinceCoverage).
@@ -73,16 +66,11 @@ type Session struct {
 	plateaued  bool // stopped after Options.Plateau of quiet, until the next phase
 }
 
-// entry is one corpus entry as the coordinator keeps it.
-type entry struct {
-	input string
-	cov   []uint32
-}
-
 func newSession(e *Engine, t Target) *Session {
 	s := &Session{e: e, target: t, state: StateBuilding,
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		firsts: map[*Crash]*failure.Failure{}, byKey: map[string]*Crash{}, inCorpus: map[string]bool{}, cminAt: cminFirst,
+		corpus: newCorpusStore(corpusDir(e.opts.CacheDir, t), t.Name, e.opts.Log),
+		firsts: map[*Crash]*failure.Failure{}, byKey: map[string]*Crash{},
 		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}}
 	s.hang.fixed = e.opts.Timeout
 	return s
@@ -149,7 +137,7 @@ func (s *Session) Stats() Stats {
 
 func (s *Session) statsLocked() Stats {
 	covered, blocks := s.cov.counts()
-	st := Stats{Target: s.target, Corpus: len(s.corpus), Covered: covered, Blocks: blocks,
+	st := Stats{Target: s.target, Corpus: s.corpus.size(), Covered: covered, Blocks: blocks,
 		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: len(s.crashes),
 		Workers: len(s.workers), SinceCoverage: s.quiet, Plateaued: s.plateaued}
 	st.Execs = s.execsLocked()
@@ -228,27 +216,7 @@ func (s *Session) DependsOn(file string) bool {
 
 // SeedCandidates returns the smallest corpus entries that keep the current
 // coverage, each in the `go test fuzz v1` format.
-func (s *Session) SeedCandidates() []string {
-	s.mu.Lock()
-	ents := append([]entry(nil), s.corpus...)
-	s.mu.Unlock()
-	sort.SliceStable(ents, func(i, j int) bool { return len(ents[i].input) < len(ents[j].input) })
-	have := map[uint32]bool{}
-	var out []string
-	for _, e := range ents {
-		adds := false
-		for _, c := range e.cov {
-			if !have[c] {
-				have[c] = true
-				adds = true
-			}
-		}
-		if adds {
-			out = append(out, e.input)
-		}
-	}
-	return out
-}
+func (s *Session) SeedCandidates() []string { return s.corpus.seedCandidates() }
 
 // outcome is why a fuzzing phase ended.
 type outcome int
@@ -468,20 +436,7 @@ func (s *Session) prepare(rebuilt bool) error {
 		blocks[c].Changed = true
 	}
 	s.cov.reset(blocks, len(bin.Blocks)+bin.CmpCounters)
-	old := s.corpus
-	s.corpus, s.inCorpus = nil, map[string]bool{}
-	for _, in := range inputs {
-		if !s.inCorpus[in] {
-			s.inCorpus[in] = true
-			s.corpus = append(s.corpus, entry{input: in})
-		}
-	}
-	for _, en := range old { // entries of the previous binary: coverage is recomputed
-		if !s.inCorpus[en.input] {
-			s.inCorpus[en.input] = true
-			s.corpus = append(s.corpus, entry{input: en.input})
-		}
-	}
+	s.corpus.reset(inputs)
 	s.mu.Unlock()
 	if slow != nil {
 		s.e.observe(&CrashFixedEvent{Crash: slow})

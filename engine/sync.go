@@ -141,7 +141,7 @@ func (s *Session) syncPull() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, in := range append(failures, corpus...) {
-		if !s.inCorpus[in] && !s.sync.received[in] {
+		if !s.corpus.has(in) && !s.sync.received[in] {
 			s.sync.received[in] = true
 			out = append(out, in)
 		}
