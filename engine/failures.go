@@ -18,34 +18,23 @@ import (
 // onFailure records a failure. A new distinct one is saved, reported, and
 // minimized; a repeat bumps its count. It returns whether the failure was new.
 func (s *Session) onFailure(f *failure.Failure, input string) bool {
-	key := fuzzrt.FailureKey(f.Output)
 	s.corpus.drop(input)
-	s.mu.Lock()
-	for _, c := range s.crashes {
-		if s.firsts[c].Same(f) {
-			c.Count++
-			s.byKey[key] = c
-			s.mu.Unlock()
-			return false
-		}
+	moduleDir := s.moduleDir()
+	c, isNew := s.failures.record(f, fuzzrt.FailureKey(f.Output), input, func() *Crash {
+		return &Crash{ID: f.ID(s.target.ID(), moduleDir), Target: s.target, Kind: f.Kind, Message: f.Message,
+			File: f.File, Line: f.Line, Frames: f.Frames, Output: f.Output, Input: input, Count: 1,
+			BuildFlags: s.e.opts.Build.Args()}
+	})
+	if !isNew {
+		return false
 	}
-	c := &Crash{ID: f.ID(s.target.ID(), s.moduleDirLocked()), Target: s.target, Kind: f.Kind, Message: f.Message,
-		File: f.File, Line: f.Line, Frames: f.Frames, Output: f.Output, Input: input, Count: 1, Known: s.testdata[input],
-		BuildFlags: s.e.opts.Build.Args()}
-	s.firsts[c] = f
-	s.byKey[key] = c
-	s.crashes = append(s.crashes, c)
-	s.mu.Unlock()
 	s.saveInput(c, crashDir(s.e.opts.CacheDir, s.target), input, "failing input")
 	s.syncPublishFailure(c.ID, input)
 	if s.e.opts.ReplaySeeds != nil { // the user's seed, as go test -run runs it: go test's verdict
-		s.mu.Lock()
-		c.Replayed, c.Verified = true, true
-		s.mu.Unlock()
-		s.report(c)
+		s.report(c, func(c *Crash) { c.Replayed, c.Verified = true, true })
 		return true
 	}
-	s.report(c)
+	s.report(c, nil)
 	if s.e.opts.KeepFuzzing {
 		s.background.Go(func() { s.minimizeCrash(c, f) })
 	} else {
@@ -58,9 +47,7 @@ func (s *Session) onFailure(f *failure.Failure, input string) bool {
 // failure as first, within MinimizeTime.
 func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 	o := s.e.opts
-	s.mu.Lock()
-	input := c.Input
-	s.mu.Unlock()
+	input := s.failures.update(c, nil).Input
 	vals, err := fuzzrt.Unmarshal([]byte(input))
 	if err != nil {
 		return
@@ -72,19 +59,13 @@ func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 	// replayed at all is neither.
 	failed, ran := s.verify(first, input)
 	if !failed {
-		s.mu.Lock()
-		c.Flaky = ran
-		cc := *c
-		s.mu.Unlock()
 		if !ran {
 			fmt.Fprintf(o.Log, "fuzzls: %s: failure %s could not be replayed to check it: not counted\n", s.target.Name, c.ID)
 		}
-		s.e.observe(&CrashEvent{Crash: &cc})
+		s.report(c, func(c *Crash) { c.Flaky = ran })
 		return
 	}
-	s.mu.Lock()
-	c.Verified = true
-	s.mu.Unlock()
+	s.failures.update(c, func(c *Crash) { c.Verified = true })
 	ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), o.MinimizeTime))
 	defer cancel()
 	r := &replayer{s: s, quick: first.Kind == protocol.KindHang}
@@ -107,14 +88,12 @@ func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
 	}
 	s.syncPublishFailure(c.ID, minInput)
-	s.mu.Lock()
-	c.Input, c.Minimized = minInput, true
-	if path != "" {
-		c.Path = path
-	}
-	cc := *c
-	s.mu.Unlock()
-	s.e.observe(&CrashEvent{Crash: &cc})
+	s.report(c, func(c *Crash) {
+		c.Input, c.Minimized = minInput, true
+		if path != "" {
+			c.Path = path
+		}
+	})
 }
 
 // confirm replays a failing input once and reports whether it fails the same
@@ -163,23 +142,23 @@ func (s *Session) replayFails(ctx context.Context, f *failure.Failure, input str
 // finished (see hangWatch): not a failure, a warning. The session keeps the
 // first until its next build, counting the others.
 func (s *Session) onSlow(input string, took time.Duration) {
-	s.mu.Lock()
-	if s.slow != nil {
-		s.slow.Count++
-		s.mu.Unlock()
+	moduleDir := s.moduleDir()
+	c, isNew := s.failures.slowInput(func() *Crash {
+		return &Crash{ID: (&failure.Failure{Kind: protocol.KindSlow}).ID(s.target.ID(), moduleDir), Target: s.target, Kind: protocol.KindSlow,
+			Message: fmt.Sprintf("slow input: it ran %v, but finished (a hang is an input still running after %v)", took.Round(time.Millisecond), hangCap),
+			File:    s.target.File, Line: s.target.Line, Input: input, Count: 1}
+	})
+	if !isNew {
 		return
 	}
-	c := &Crash{ID: (&failure.Failure{Kind: protocol.KindSlow}).ID(s.target.ID(), s.moduleDirLocked()), Target: s.target, Kind: protocol.KindSlow,
-		Message: fmt.Sprintf("slow input: it ran %v, but finished (a hang is an input still running after %v)", took.Round(time.Millisecond), hangCap),
-		File:    s.target.File, Line: s.target.Line, Input: input, Count: 1}
-	s.slow = c
-	s.mu.Unlock()
 	s.saveInput(c, slowDir(s.e.opts.CacheDir, s.target), input, "slow input")
-	s.report(c)
+	s.report(c, nil)
 }
 
-// moduleDirLocked is the target's module directory (s.mu held).
-func (s *Session) moduleDirLocked() string {
+// moduleDir is the target's module directory.
+func (s *Session) moduleDir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.pkg != nil {
 		return s.pkg.ModuleDir
 	}
@@ -193,51 +172,30 @@ func (s *Session) saveInput(c *Crash, dir, input, what string) {
 	if err != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving %s: %v\n", what, err)
 	}
-	s.mu.Lock()
-	c.Path = path
-	s.mu.Unlock()
+	s.failures.update(c, func(c *Crash) { c.Path = path })
 }
 
-// report sends a CrashEvent with a copy of c.
-func (s *Session) report(c *Crash) {
-	s.mu.Lock()
-	cc := *c
-	s.mu.Unlock()
-	s.e.observe(&CrashEvent{Crash: &cc})
+// report changes c (change may be nil) and sends a CrashEvent with a copy.
+func (s *Session) report(c *Crash, change func(c *Crash)) {
+	s.e.observe(&CrashEvent{Crash: s.failures.update(c, change)})
 }
 
 // recheckCrashes replays each known crash on a new binary: those that pass now are
 // reported fixed and forgotten.
 func (s *Session) recheckCrashes() {
-	s.mu.Lock()
-	crashes := append([]*Crash(nil), s.crashes...)
-	s.mu.Unlock()
+	crashes := s.failures.list()
 	if len(crashes) == 0 {
 		return
 	}
 	r := &replayer{s: s}
 	defer r.close()
 	for _, c := range crashes {
-		f, ok := r.run(context.Background(), c.Input)
+		f, ok := r.run(context.Background(), s.failures.update(c, nil).Input)
 		if !ok || f != nil {
 			continue
 		}
-		s.mu.Lock()
-		for i, x := range s.crashes {
-			if x == c {
-				s.crashes = append(s.crashes[:i], s.crashes[i+1:]...)
-				break
-			}
-		}
-		delete(s.firsts, c)
-		for k, x := range s.byKey {
-			if x == c {
-				delete(s.byKey, k)
-			}
-		}
-		cc := *c
-		s.mu.Unlock()
-		s.e.observe(&CrashFixedEvent{Crash: &cc})
+		s.failures.fixed(c)
+		s.e.observe(&CrashFixedEvent{Crash: s.failures.update(c, nil)})
 	}
 }
 

@@ -95,7 +95,7 @@ func TestRace(t *testing.T) {
 
 	// The input replays: on a fresh worker, as the same failure...
 	f, ok := replayFresh(t, s, c.Input)
-	if !ok || f == nil || f.Kind != protocol.KindRace || !f.Same(s.firsts[s.crashes[0]]) {
+	if !ok || f == nil || f.Kind != protocol.KindRace || !f.Same(s.failures.first(s.failures.list()[0])) {
 		t.Errorf("replay: %+v, want the same race", f)
 	}
 	// ...and with go test -race, from the seed corpus.

@@ -286,11 +286,7 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 			return outFinished, true
 		}
 	case m.Crash != nil && m.Crash.Repeat > 0:
-		s.mu.Lock()
-		if c := s.byKey[m.Crash.Output]; c != nil {
-			c.Count += m.Crash.Repeat
-		}
-		s.mu.Unlock()
+		s.failures.repeat(m.Crash.Output, m.Crash.Repeat)
 	case m.Crash != nil:
 		f := failure.ClassifyOutput(m.Crash.Output, s.userFrames(), s.target.Dir)
 		if s.onFailure(f, m.Crash.Input) && !p.o.KeepFuzzing {

@@ -38,11 +38,7 @@ type Session struct {
 	bin       *instrument.Binary
 	cov       coverageMap // of bin
 	corpus    *corpusStore
-	testdata  map[string]bool // inputs of the seeds in testdata/fuzz/FuzzXxx (Crash.Known)
-	crashes   []*Crash
-	slow      *Crash                      // the first slow input of this build (see onSlow), not a failure
-	firsts    map[*Crash]*failure.Failure // each crash's failure as first found, to tell repeats
-	byKey     map[string]*Crash           // fuzzrt.FailureKey of the output → crash, for repeats
+	failures  *failureTable
 	types     []string
 	seeds     *seedSet // the build's seeds
 	dict      []string // tokens for the mutators: literals of the build, user dictionaries
@@ -69,9 +65,9 @@ type Session struct {
 func newSession(e *Engine, t Target) *Session {
 	s := &Session{e: e, target: t, state: StateBuilding,
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		corpus: newCorpusStore(corpusDir(e.opts.CacheDir, t), t.Name, e.opts.Log),
-		firsts: map[*Crash]*failure.Failure{}, byKey: map[string]*Crash{},
-		sync: syncState{seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}}
+		corpus:   newCorpusStore(corpusDir(e.opts.CacheDir, t), t.Name, e.opts.Log),
+		failures: newFailureTable(),
+		sync:     syncState{seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}}
 	s.hang.fixed = e.opts.Timeout
 	return s
 }
@@ -138,7 +134,7 @@ func (s *Session) Stats() Stats {
 func (s *Session) statsLocked() Stats {
 	covered, blocks := s.cov.counts()
 	st := Stats{Target: s.target, Corpus: s.corpus.size(), Covered: covered, Blocks: blocks,
-		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: len(s.crashes),
+		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: s.failures.count(),
 		Workers: len(s.workers), SinceCoverage: s.quiet, Plateaued: s.plateaued}
 	st.Execs = s.execsLocked()
 	st.ExecsSinceCoverage = st.Execs - s.quietExecs
@@ -162,20 +158,7 @@ func (s *Session) Coverage() (blocks []Block, hit []bool) { return s.cov.snapsho
 
 // Crashes returns the distinct failures found so far, and last the slow input
 // of this build if there is one (Kind protocol.KindSlow: a warning, not a failure).
-func (s *Session) Crashes() []*Crash {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*Crash, 0, len(s.crashes)+1)
-	for _, c := range s.crashes {
-		cc := *c
-		out = append(out, &cc)
-	}
-	if s.slow != nil {
-		cc := *s.slow
-		out = append(out, &cc)
-	}
-	return out
-}
+func (s *Session) Crashes() []*Crash { return s.failures.snapshot() }
 
 // DependsOn reports whether a change of file (absolute path) affects this session:
 // the Go files of the instrumented packages, go.mod/go.sum/go.work, and its seed
@@ -419,11 +402,10 @@ func (s *Session) prepare(rebuilt bool) error {
 	inputs = append(inputs, syncCorpus...)
 	s.setFocus(bin)
 	s.mu.Lock()
-	s.bin, s.types, s.testdata = bin, seeds.types, seeds.testdata
+	s.bin, s.types = bin, seeds.types
 	s.seeds = seeds
 	s.hang.reset()
-	slow := s.slow // a new binary may be faster: found again if it is not
-	s.slow = nil
+	slow := s.failures.newBuild(seeds.testdata) // a new binary may be faster: found again if it is not
 	s.dict = append([]string(nil), user...)
 	if !e.opts.NoLiteralDict {
 		s.dict = append(s.dict, bin.Dict...)
