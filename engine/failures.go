@@ -29,7 +29,7 @@ func (s *Session) onFailure(f *failure.Failure, input string) bool {
 		return false
 	}
 	s.saveInput(c, crashDir(s.e.opts.CacheDir, s.target), input, "failing input")
-	s.syncPublishFailure(c.ID, input)
+	s.sync.publishFailure(c.ID, input)
 	if s.e.opts.ReplaySeeds != nil { // the user's seed, as go test -run runs it: go test's verdict
 		s.report(c, func(c *Crash) { c.Replayed, c.Verified = true, true })
 		return true
@@ -87,7 +87,7 @@ func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 	if err != nil {
 		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
 	}
-	s.syncPublishFailure(c.ID, minInput)
+	s.sync.publishFailure(c.ID, minInput)
 	s.report(c, func(c *Crash) {
 		c.Input, c.Minimized = minInput, true
 		if path != "" {

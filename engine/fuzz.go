@@ -34,7 +34,7 @@ func (s *Session) fuzz() outcome {
 	allot := s.e.sched.join(s)
 	defer s.e.sched.leave(s)
 	// What the last phase's workers did not answer of the sync directory's entries.
-	s.syncRequeue()
+	s.sync.requeue()
 	s.mu.Lock()
 	p := &fuzzPhase{s: s, o: s.e.opts, bin: s.bin, events: make(chan workerEvent, 256), lastCovered: -1}
 	if s.started.IsZero() {
@@ -503,7 +503,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 		s.e.observe(&CoverageEvent{Target: s.target})
 	}
 	s.corpus.save(en.Input)
-	s.syncPublish(en.Input)
+	s.sync.publish(en.Input)
 	for _, w := range others {
 		w.post(&fuzzrt.Request{Add: en})
 	}

@@ -48,9 +48,9 @@ type Session struct {
 	rate      rateMeter
 	// reported: the first coverage of this fuzzing phase was reported at once.
 	reported bool
-	skipped  string    // why the current build's target is skipped (see runSeeds); "" = it is not
-	hang     hangLimit // shared by the session's watchdogs
-	sync     syncState // the sync directory (sync.go)
+	skipped  string     // why the current build's target is skipped (see runSeeds); "" = it is not
+	hang     hangLimit  // shared by the session's watchdogs
+	sync     *syncState // the sync directory (sync.go)
 	focus    focusState
 	blk      blockerState // comparison summaries (blockers.go)
 	seeded   uint64       // workers given a seed from Options.Seed
@@ -67,7 +67,7 @@ func newSession(e *Engine, t Target) *Session {
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 		corpus:   newCorpusStore(corpusDir(e.opts.CacheDir, t), t.Name, e.opts.Log),
 		failures: newFailureTable(),
-		sync:     syncState{seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}}
+		sync:     newSyncState(e, t)}
 	s.hang.fixed = e.opts.Timeout
 	return s
 }
@@ -393,7 +393,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	// After the seeds, the failures the sync directory holds: the workers run
 	// the initial corpus in order, and without KeepFuzzing the first that still
 	// fails ends the session.
-	syncCorpus, syncFailures := s.syncLoad(seeds.types)
+	syncCorpus, syncFailures := s.sync.load(seeds.types)
 	inputs := append(seeds.inputs, syncFailures...)
 	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.types, e.opts.Log)...)
 	if d := nativeCacheDir(s.target); d != "" {

@@ -22,11 +22,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/failure"
@@ -48,111 +50,129 @@ func (e *Engine) syncName() string {
 	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
-// syncState is a session's view of the sync directory.
+// syncState is a session's view of the sync directory: what it took of it
+// and wrote into it, and the executions of its entries asked of the workers.
+// Its lock is a leaf: no method calls out while holding it (files are read and
+// written outside it).
 type syncState struct {
+	dir    string // the sync directory (Options.Sync); "": none
+	name   string // this process's subdirectory
+	writes bool   // the session writes into it: not with ReplayOnly
+	target Target
+	log    io.Writer
+
+	mu       sync.Mutex
 	seen     map[string]bool  // files taken already: read, or written by this process (not those it could not read)
 	received map[string]bool  // inputs that came from the directory: not published again
 	pending  map[int64]string // executions asked of workers → input
 	queue    []string         // inputs waiting for a worker
 	nextID   int64
 	// recorded are the failures' inputs the directory held when the build was
-	// ready (syncLoad): what ReplayOnly replays.
+	// ready (load): what ReplayOnly replays.
 	recorded []string
 	// saidUnreadable: the log said that files this process cannot read are skipped.
 	saidUnreadable bool
 }
 
-func (s *Session) syncDir(kind string, name string) string {
-	return filepath.Join(s.e.opts.Sync, name, kind, filepath.FromSlash(s.target.Package), s.target.Name)
+func newSyncState(e *Engine, t Target) *syncState {
+	st := &syncState{dir: e.opts.Sync, writes: e.opts.Sync != "" && !e.opts.ReplayOnly, target: t, log: e.opts.Log,
+		seen: map[string]bool{}, received: map[string]bool{}, pending: map[int64]string{}}
+	if st.dir != "" {
+		st.name = e.syncName()
+	}
+	return st
 }
 
-// syncPublish writes a corpus entry into this process's subdirectory, unless it
+// subdir is where kind ("corpus", "failures") of the target is in the
+// subdirectory of the process name.
+func (st *syncState) subdir(kind, name string) string {
+	return filepath.Join(st.dir, name, kind, filepath.FromSlash(st.target.Package), st.target.Name)
+}
+
+// publish writes a corpus entry into this process's subdirectory, unless it
 // came from the directory.
-func (s *Session) syncPublish(input string) {
-	if !s.syncWrites() {
+func (st *syncState) publish(input string) {
+	if !st.writes {
 		return
 	}
-	s.mu.Lock()
-	from := s.sync.received[input]
-	s.mu.Unlock()
+	st.mu.Lock()
+	from := st.received[input]
+	st.mu.Unlock()
 	if from {
 		return
 	}
-	path, err := WriteCorpusFile(s.syncDir("corpus", s.e.syncName()), input)
-	s.syncWrote(path, err)
+	path, err := WriteCorpusFile(st.subdir("corpus", st.name), input)
+	st.wrote(path, err)
 }
 
-// syncPublishFailure records a failure found here under its id (again when its
+// publishFailure records a failure found here under its id (again when its
 // minimized input replaces the first).
-func (s *Session) syncPublishFailure(id, input string) {
-	if !s.syncWrites() {
+func (st *syncState) publishFailure(id, input string) {
+	if !st.writes {
 		return
 	}
-	path := filepath.Join(s.syncDir("failures", s.e.syncName()), id)
-	s.syncWrote(path, WriteFileAtomic(path, input))
+	path := filepath.Join(st.subdir("failures", st.name), id)
+	st.wrote(path, WriteFileAtomic(path, input))
 }
 
-// syncWrites reports whether the session writes into the sync directory: not
-// with ReplayOnly, which only reads it.
-func (s *Session) syncWrites() bool {
-	return s.e.opts.Sync != "" && !s.e.opts.ReplayOnly
-}
-
-// syncWrote marks a file this process wrote as seen, or logs why it could not.
-func (s *Session) syncWrote(path string, err error) {
+// wrote marks a file this process wrote as seen, or logs why it could not.
+func (st *syncState) wrote(path string, err error) {
 	if err != nil {
-		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: sync: %v\n", s.target.Name, err)
+		fmt.Fprintf(st.log, "fuzzls: %s: sync: %v\n", st.target.Name, err)
 		return
 	}
-	s.mu.Lock()
-	s.sync.seen[path] = true
-	s.mu.Unlock()
+	st.mu.Lock()
+	st.seen[path] = true
+	st.mu.Unlock()
 }
 
-// syncLoad reads all the directory holds for the target, with its argument
-// types, when a build is ready (see prepare): the corpus entries and the
-// failures' inputs, which it keeps as recorded. All are marked received.
-func (s *Session) syncLoad(types []string) (corpus, failures []string) {
-	if s.e.opts.Sync == "" {
+// load reads all the directory holds for the target, with its argument types,
+// when a build is ready (see prepare): the corpus entries and the failures'
+// inputs, which it keeps as recorded. All are marked received.
+func (st *syncState) load(types []string) (corpus, failures []string) {
+	if st.dir == "" {
 		return nil, nil
 	}
-	corpus, failures = s.syncRead(types)
-	s.mu.Lock()
-	s.sync.recorded = append(s.sync.recorded, failures...)
+	corpus, failures = st.read(types)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.recorded = append(st.recorded, failures...)
 	for _, in := range corpus {
-		s.sync.received[in] = true
+		st.received[in] = true
 	}
 	for _, in := range failures {
-		s.sync.received[in] = true
+		st.received[in] = true
 	}
-	s.mu.Unlock()
 	return corpus, failures
 }
 
-// syncPull reads what was written since the last read and returns the inputs
-// to run: failures' inputs and corpus entries, those not in the corpus (or
-// failed here) already.
-func (s *Session) syncPull() []string {
-	s.mu.Lock()
-	types := s.types
-	s.mu.Unlock()
-	corpus, failures := s.syncRead(types)
-	var out []string
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// pull reads what was written since the last read and returns the inputs to
+// run: failures' inputs and corpus entries, not those known (in the corpus, or
+// failed here) nor those taken before.
+func (st *syncState) pull(types []string, known func(input string) bool) []string {
+	corpus, failures := st.read(types)
+	var fresh []string
 	for _, in := range append(failures, corpus...) {
-		if !s.corpus.has(in) && !s.sync.received[in] {
-			s.sync.received[in] = true
+		if !known(in) {
+			fresh = append(fresh, in)
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []string
+	for _, in := range fresh {
+		if !st.received[in] {
+			st.received[in] = true
 			out = append(out, in)
 		}
 	}
 	return out
 }
 
-// syncRead reads the files of every subdirectory not seen before, for the
+// read reads the files of every subdirectory not seen before, for the
 // target: the corpus entries and the failures' inputs with its types.
-func (s *Session) syncRead(types []string) (corpus, failures []string) {
-	names, err := os.ReadDir(s.e.opts.Sync)
+func (st *syncState) read(types []string) (corpus, failures []string) {
+	names, err := os.ReadDir(st.dir)
 	if err != nil {
 		return nil, nil
 	}
@@ -160,12 +180,12 @@ func (s *Session) syncRead(types []string) (corpus, failures []string) {
 		if !n.IsDir() {
 			continue
 		}
-		for _, f := range s.syncNew(s.syncDir("failures", n.Name())) {
+		for _, f := range st.newFiles(st.subdir("failures", n.Name())) {
 			if in := entryOf(f.data, types); in != "" {
 				failures = append(failures, in)
 			}
 		}
-		for _, f := range s.syncNew(s.syncDir("corpus", n.Name())) {
+		for _, f := range st.newFiles(st.subdir("corpus", n.Name())) {
 			if in := entryOf(f.data, types); in != "" {
 				corpus = append(corpus, in)
 			}
@@ -174,14 +194,156 @@ func (s *Session) syncRead(types []string) (corpus, failures []string) {
 	return corpus, failures
 }
 
+// recordedInputs are the failures' inputs the directory held (ReplayOnly),
+// once each, sorted.
+func (st *syncState) recordedInputs() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Compact(slices.Sorted(slices.Values(st.recorded)))
+}
+
+// syncFile is a file of the sync directory, read.
+type syncFile struct {
+	path string
+	data []byte
+}
+
+// newFiles reads the whole files of dir not taken before. A file this process
+// cannot read (another user's, written before files were made readable) is
+// tried again at each read, and said once: its owner may still make it readable.
+func (st *syncState) newFiles(dir string) []syncFile {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []syncFile
+	for _, e := range ents {
+		if e.IsDir() || strings.HasSuffix(e.Name(), partialSuffix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		st.mu.Lock()
+		seen := st.seen[path]
+		st.mu.Unlock()
+		if seen {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			st.mu.Lock()
+			said := st.saidUnreadable
+			st.saidUnreadable = true
+			st.mu.Unlock()
+			if !said {
+				fmt.Fprintf(st.log, "fuzzls: %s: sync: skipping files this process cannot read (%v); trying them again at each read of the directory\n", st.target.Name, err)
+			}
+			continue
+		}
+		st.mu.Lock()
+		st.seen[path] = true
+		st.mu.Unlock()
+		if err == nil {
+			out = append(out, syncFile{path: path, data: data})
+		}
+	}
+	return out
+}
+
+// entryOf is a `go test fuzz v1` file's text when it has the target's types,
+// else "".
+func entryOf(data []byte, types []string) string {
+	vals, err := fuzzrt.Unmarshal(data)
+	if err != nil || !sameTypes(vals, types) {
+		return ""
+	}
+	return string(data)
+}
+
+// schedule assigns inputs, with those queued before, to workers executions
+// (their ids, negative: no replayer uses those), recorded as pending; with no
+// worker they all wait in the queue. It returns the ids, one an input.
+func (st *syncState) schedule(inputs []string, workers int) (ids []int64, all []string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	all = append(st.queue, inputs...)
+	st.queue = nil
+	if workers == 0 {
+		st.queue = all
+		return nil, nil
+	}
+	for _, in := range all {
+		st.nextID++
+		id := -st.nextID
+		st.pending[id] = in
+		ids = append(ids, id)
+	}
+	return ids, all
+}
+
+// requeue puts the executions asked of workers that are gone (a rebuild
+// replaced them) back in the queue, so no entry taken up is lost.
+func (st *syncState) requeue() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for id, in := range st.pending {
+		st.queue = append(st.queue, in)
+		delete(st.pending, id)
+	}
+}
+
+// done takes the execution id off the pending ones and returns its input;
+// false when it is none of the sync directory's.
+func (st *syncState) done(id int64) (string, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	in, ok := st.pending[id]
+	delete(st.pending, id)
+	return in, ok
+}
+
+// syncPull is syncState.pull with the build's types, the corpus's inputs known.
+func (s *Session) syncPull() []string {
+	s.mu.Lock()
+	types := s.types
+	s.mu.Unlock()
+	return s.sync.pull(types, s.corpus.has)
+}
+
+// syncRun hands the inputs to the workers, one execution each, spread over
+// them; the results come back as messages (syncResult).
+func (s *Session) syncRun(inputs []string) {
+	ws := s.liveWorkers()
+	ids, all := s.sync.schedule(inputs, len(ws))
+	for i, in := range all {
+		// Posted, not sent: the coordinator never waits on a worker's pipe.
+		ws[i%len(ws)].post(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: ids[i], Input: in}})
+	}
+}
+
+// syncResult takes the result of an execution syncRun asked for: a failure, or
+// coverage the corpus may lack. It reports whether the session should end (a new
+// failure without KeepFuzzing).
+func (s *Session) syncResult(r *fuzzrt.ExecResult) bool {
+	in, ok := s.sync.done(r.ID)
+	if !ok {
+		return false
+	}
+	if strings.HasPrefix(r.Output, "fuzzls: bad input") {
+		return false
+	}
+	if r.Output != "" {
+		f := failure.ClassifyOutput(r.Output, s.userFrames(), s.target.Dir)
+		return s.onFailure(f, in) && !s.e.opts.KeepFuzzing
+	}
+	s.onNew(nil, &fuzzrt.Entry{Input: in, Cov: r.Cov})
+	return false
+}
+
 // replayRecorded runs the failures the sync directory held (ReplayOnly) one
 // at a time on a worker of its own: each that fails here is a failure found
 // here, reported, minimized and counted.
 func (s *Session) replayRecorded() {
-	s.mu.Lock()
-	inputs := slices.Compact(slices.Sorted(slices.Values(s.sync.recorded)))
-	s.mu.Unlock()
-	s.replay(inputs, "a recorded failure")
+	s.replay(s.sync.recordedInputs(), "a recorded failure")
 }
 
 // RecordedFailures lists the failure files the sync directory holds for t.
@@ -201,119 +363,4 @@ func (e *Engine) RecordedFailures(t Target) []string {
 		}
 	}
 	return out
-}
-
-// syncFile is a file of the sync directory, read.
-type syncFile struct {
-	path string
-	data []byte
-}
-
-// syncNew reads the whole files of dir not taken before. A file this process
-// cannot read (another user's, written before files were made readable) is
-// tried again at each read, and said once: its owner may still make it readable.
-func (s *Session) syncNew(dir string) []syncFile {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []syncFile
-	for _, e := range ents {
-		if e.IsDir() || strings.HasSuffix(e.Name(), partialSuffix) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		s.mu.Lock()
-		seen := s.sync.seen[path]
-		s.mu.Unlock()
-		if seen {
-			continue
-		}
-		data, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.mu.Lock()
-			said := s.sync.saidUnreadable
-			s.sync.saidUnreadable = true
-			s.mu.Unlock()
-			if !said {
-				fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: sync: skipping files this process cannot read (%v); trying them again at each read of the directory\n", s.target.Name, err)
-			}
-			continue
-		}
-		s.mu.Lock()
-		s.sync.seen[path] = true
-		s.mu.Unlock()
-		if err == nil {
-			out = append(out, syncFile{path: path, data: data})
-		}
-	}
-	return out
-}
-
-// entryOf is a `go test fuzz v1` file's text when it has the target's types,
-// else "".
-func entryOf(data []byte, types []string) string {
-	vals, err := fuzzrt.Unmarshal(data)
-	if err != nil || !sameTypes(vals, types) {
-		return ""
-	}
-	return string(data)
-}
-
-// syncRun hands the inputs to the workers, one execution each, spread over
-// them; the results come back as messages (syncResult).
-func (s *Session) syncRun(inputs []string) {
-	ws := s.liveWorkers()
-	s.mu.Lock()
-	inputs = append(s.sync.queue, inputs...)
-	s.sync.queue = nil
-	if len(ws) == 0 {
-		s.sync.queue = inputs
-	}
-	s.mu.Unlock()
-	if len(ws) == 0 {
-		return
-	}
-	for i, in := range inputs {
-		s.mu.Lock()
-		s.sync.nextID++
-		id := -s.sync.nextID // negative: no replayer uses those
-		s.sync.pending[id] = in
-		s.mu.Unlock()
-		// Posted, not sent: the coordinator never waits on a worker's pipe.
-		ws[i%len(ws)].post(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: id, Input: in}})
-	}
-}
-
-// syncRequeue puts the executions asked of workers that are gone (a rebuild
-// replaced them) back in the queue, so no entry taken up is lost.
-func (s *Session) syncRequeue() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, in := range s.sync.pending {
-		s.sync.queue = append(s.sync.queue, in)
-		delete(s.sync.pending, id)
-	}
-}
-
-// syncResult takes the result of an execution syncRun asked for: a failure, or
-// coverage the corpus may lack. It reports whether the session should end (a new
-// failure without KeepFuzzing).
-func (s *Session) syncResult(r *fuzzrt.ExecResult) bool {
-	s.mu.Lock()
-	in, ok := s.sync.pending[r.ID]
-	delete(s.sync.pending, r.ID)
-	s.mu.Unlock()
-	if !ok {
-		return false
-	}
-	if strings.HasPrefix(r.Output, "fuzzls: bad input") {
-		return false
-	}
-	if r.Output != "" {
-		f := failure.ClassifyOutput(r.Output, s.userFrames(), s.target.Dir)
-		return s.onFailure(f, in) && !s.e.opts.KeepFuzzing
-	}
-	s.onNew(nil, &fuzzrt.Entry{Input: in, Cov: r.Cov})
-	return false
 }

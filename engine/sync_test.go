@@ -17,7 +17,7 @@ import (
 
 // TestKilledMidWrite: a process writing entries into a sync directory one after
 // the other is killed with SIGKILL while a write is under way. Every file a
-// reader takes (syncNew) is whole; what was cut short is only a *.tmp file,
+// reader takes (syncState.newFiles) is whole; what was cut short is only a *.tmp file,
 // which readers skip.
 func TestKilledMidWrite(t *testing.T) {
 	data := strings.Repeat("go test fuzz v1\n[]byte(\"0123456789abcdef\")\n", 1<<18) // 10 MiB
@@ -56,7 +56,7 @@ func TestKilledMidWrite(t *testing.T) {
 	cmd.Wait()
 
 	s := newSession(New(Options{CacheDir: t.TempDir()}, nil), Target{})
-	whole := s.syncNew(dir)
+	whole := s.sync.newFiles(dir)
 	ents, _ := os.ReadDir(dir)
 	partial := 0
 	for _, e := range ents {

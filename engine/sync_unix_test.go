@@ -58,8 +58,8 @@ func TestSyncOtherUser(t *testing.T) {
 	entry := func(s string) string { return string(fuzzrt.Marshal([]any{[]byte(s)})) }
 	mine, theirs := entry("written here"), entry("written 0600")
 	s := newSession(New(Options{CacheDir: t.TempDir(), Sync: syncDir, SyncName: "writer"}, nil), target)
-	s.syncPublish(mine)
-	path := filepath.Join(s.syncDir("corpus", "writer"), fuzzrt.FileName([]byte(mine)))
+	s.sync.publish(mine)
+	path := filepath.Join(s.sync.subdir("corpus", "writer"), fuzzrt.FileName([]byte(mine)))
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("the sync file %s: %v, %v; want mode 0644 under umask 022", path, fi.Mode(), err)
 	}
