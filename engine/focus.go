@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
@@ -31,17 +32,23 @@ type LineRange struct{ Start, End int }
 // ChangedLines are the changed lines of each file (absolute path).
 type ChangedLines struct{ Files map[string][]LineRange }
 
-// focusState is the session's view of the changed code.
+// focusState is a session's view of the changed code: what changed in its
+// build, and whether the workers are sent a focus on it. Its lock is a leaf:
+// no method calls out while holding it (the coverage it asks is read after).
 type focusState struct {
-	texts   map[string]map[string]int // the previous build's block texts, per file (a multiset)
-	lines   map[string]map[string]int // the previous build's comparison sites' lines, per file (a multiset)
-	changed []int                     // block indices of the changed blocks
-	funcs   [][]int                   // per changed block: the blocks of its function
-	callers []int                     // the blocks of the functions calling those (functionBlocks)
-	sites   []uint32                  // the comparison sites on changed lines
-	siteCov []int                     // the counters of those sites (len(blocks)+CmpSite.Counter)
-	active  bool                      // a focus is sent to the workers
-	gained  time.Time                 // when a changed block was last newly reached (or the focus set)
+	firstLines *ChangedLines // Options.Focus: the first build's changed lines
+	noFocus    bool          // Options.NoFocus: count the changed blocks, do not direct fuzzing at them
+
+	mu        sync.Mutex
+	texts     map[string]map[string]int // the previous build's block texts, per file (a multiset)
+	siteLines map[string]map[string]int // the previous build's comparison sites' lines, per file (a multiset)
+	changed   []int                     // block indices of the changed blocks
+	funcs     [][]int                   // per changed block: the blocks of its function
+	callers   []int                     // the blocks of the functions calling those (functionBlocks)
+	sites     []uint32                  // the comparison sites on changed lines
+	siteCov   []int                     // the counters of those sites (len(blocks)+CmpSite.Counter)
+	active    bool                      // a focus is sent to the workers
+	gained    time.Time                 // when a changed block was last newly reached (or the focus set)
 }
 
 // buildTexts is the source text of a build's blocks and comparison sites.
@@ -283,17 +290,18 @@ func functionBlocks(bin *instrument.Binary, changed []int) (funcs [][]int, calle
 	return funcs, callers
 }
 
-// setFocus learns the changed blocks and comparison sites of a new build:
+// set learns the changed blocks and comparison sites of a new build bin:
 // against the previous build's texts after a rebuild, or against lines
-// (Options.Focus) on the first build.
-func (s *Session) setFocus(bin *instrument.Binary) {
+// (Options.Focus) on the first build. prevBlocks is the previous build's
+// number of blocks.
+func (f *focusState) set(bin *instrument.Binary, prevBlocks int) {
 	bt := readTexts(bin)
-	s.mu.Lock()
-	prev, prevLines := s.focus.texts, s.focus.lines
-	s.mu.Unlock()
+	f.mu.Lock()
+	prev, prevLines := f.texts, f.siteLines
+	f.mu.Unlock()
 	var lines map[string][]LineRange
-	if prev == nil && s.e.opts.Focus != nil {
-		lines = s.e.opts.Focus.Files
+	if prev == nil && f.firstLines != nil {
+		lines = f.firstLines.Files
 	}
 	changed := changedBlocks(bin, bt.blocks, prev, lines)
 	funcs, callers := functionBlocks(bin, changed)
@@ -305,17 +313,17 @@ func (s *Session) setFocus(bin *instrument.Binary) {
 			siteCov = append(siteCov, len(bin.Blocks)+bin.CmpSites[i].Counter)
 		}
 	}
-	s.mu.Lock()
-	if _, blocks := s.cov.counts(); len(changed) == 0 && prev != nil && len(bin.Blocks) == blocks && sameTexts(bt.blockSet, prev) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(changed) == 0 && prev != nil && len(bin.Blocks) == prevBlocks && sameTexts(bt.blockSet, prev) {
 		// The same code built again (a save that changed nothing, or a second
 		// event of one save): the changed blocks stay what the last edit made them.
-		s.focus.gained = time.Now()
-		s.mu.Unlock()
+		f.gained = time.Now()
 		return
 	}
-	s.focus = focusState{texts: bt.blockSet, lines: bt.siteLines, changed: changed, funcs: funcs, callers: callers, sites: sites, siteCov: siteCov,
-		active: len(changed) > 0 && !s.e.opts.NoFocus, gained: time.Now()}
-	s.mu.Unlock()
+	f.texts, f.siteLines = bt.blockSet, bt.siteLines
+	f.changed, f.funcs, f.callers, f.sites, f.siteCov = changed, funcs, callers, sites, siteCov
+	f.active, f.gained = len(changed) > 0 && !f.noFocus, time.Now()
 }
 
 func sameTexts(a, b map[string]map[string]int) bool {
@@ -335,23 +343,25 @@ func sameTexts(a, b map[string]map[string]int) bool {
 	return true
 }
 
-// focusLocked returns the focus to send the workers: nil when there is none, an
-// empty Focus when it was just cleared. Its frontier is the unreached changed
-// blocks and the reached blocks of their functions; nearer are the reached
-// changed blocks of those functions and the comparison sites on changed lines;
-// farther, the reached blocks of the functions calling them.
-func (s *Session) focusLocked() *fuzzrt.Focus {
-	f := &s.focus
-	if !f.active {
+// frontier returns the focus to send the workers, by the coverage cov: nil
+// when there is none. Its frontier is the unreached changed blocks and the
+// reached blocks of their functions; nearer are the reached changed blocks of
+// those functions and the comparison sites on changed lines; farther, the
+// reached blocks of the functions calling them.
+func (f *focusState) frontier(cov *coverageMap) *fuzzrt.Focus {
+	f.mu.Lock()
+	active, changed, funcs, callers, sites, siteCov := f.active, f.changed, f.funcs, f.callers, f.sites, f.siteCov
+	f.mu.Unlock() // what set stores is never changed, only replaced
+	if !active {
 		return nil
 	}
-	hit := s.cov.hit()
+	hit := cov.hit()
 	reached := func(i int) bool { return i < len(hit) && hit[i] }
 	isChanged := map[int]bool{}
-	for _, c := range f.changed {
+	for _, c := range changed {
 		isChanged[c] = true
 	}
-	focus := &fuzzrt.Focus{Sites: f.sites}
+	focus := &fuzzrt.Focus{Sites: sites}
 	in := map[int]bool{}
 	add := func(list *[]uint32, i int) {
 		if !in[i] {
@@ -359,31 +369,31 @@ func (s *Session) focusLocked() *fuzzrt.Focus {
 			*list = append(*list, uint32(i))
 		}
 	}
-	for _, c := range f.siteCov {
+	for _, c := range siteCov {
 		add(&focus.Near, c)
 	}
-	for k, c := range f.changed {
+	for k, c := range changed {
 		if reached(c) {
 			continue
 		}
-		for _, b := range f.funcs[k] {
+		for _, b := range funcs[k] {
 			if reached(b) && isChanged[b] {
 				add(&focus.Near, b)
 			}
 		}
 	}
-	for k, c := range f.changed {
+	for k, c := range changed {
 		if reached(c) {
 			continue
 		}
 		add(&focus.Counters, c)
-		for _, b := range f.funcs[k] {
+		for _, b := range funcs[k] {
 			if reached(b) {
 				add(&focus.Counters, b)
 			}
 		}
 	}
-	for _, b := range f.callers { // those already in the focus stay in their tier
+	for _, b := range callers { // those already in the focus stay in their tier
 		if reached(b) {
 			add(&focus.Callers, b)
 		}
@@ -391,9 +401,43 @@ func (s *Session) focusLocked() *fuzzrt.Focus {
 	return focus
 }
 
-// changedReachedLocked counts the changed blocks reached.
-func (s *Session) changedReachedLocked() int {
-	return s.cov.countReached(s.focus.changed)
+// changedBlocks returns the changed blocks' indices.
+func (f *focusState) changedBlocks() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changed
+}
+
+// changedReached counts the changed blocks cov reached.
+func (f *focusState) changedReached(cov *coverageMap) int {
+	return cov.countReached(f.changedBlocks())
+}
+
+// update is called when coverage grew (newly: whether a changed block was
+// newly reached) and on each tick: it clears the focus once every changed
+// block is reached or none was for focusIdle, and returns what to send the
+// workers (nil: nothing; an empty Focus: it was just cleared).
+func (f *focusState) update(newly bool, cov *coverageMap) *fuzzrt.Focus {
+	f.mu.Lock()
+	active, changed := f.active, f.changed
+	if active && newly {
+		f.gained = time.Now()
+	}
+	idle := time.Since(f.gained) > focusIdle
+	f.mu.Unlock()
+	if !active {
+		return nil
+	}
+	if idle || cov.countReached(changed) == len(changed) {
+		f.mu.Lock()
+		f.active = false
+		f.mu.Unlock()
+		return &fuzzrt.Focus{}
+	}
+	if !newly {
+		return nil
+	}
+	return f.frontier(cov)
 }
 
 // broadcastFocus sends f (if any) to every worker.
@@ -404,28 +448,4 @@ func (s *Session) broadcastFocus(f *fuzzrt.Focus) {
 	for _, w := range s.liveWorkers() {
 		w.post(&fuzzrt.Request{Focus: f})
 	}
-}
-
-// updateFocus is called when coverage grew (newly: whether a changed block was
-// newly reached) and on each tick: it clears the focus once every changed block
-// is reached or none was for focusIdle, and returns what to send the workers
-// (nil: nothing).
-func (s *Session) updateFocus(newly bool) *fuzzrt.Focus {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := &s.focus
-	if !f.active {
-		return nil
-	}
-	if newly {
-		f.gained = time.Now()
-	}
-	if s.changedReachedLocked() == len(f.changed) || time.Since(f.gained) > focusIdle {
-		f.active = false
-		return &fuzzrt.Focus{}
-	}
-	if !newly {
-		return nil
-	}
-	return s.focusLocked()
 }

@@ -166,7 +166,7 @@ func (p *fuzzPhase) statsDue() bool {
 // started at all.
 func (p *fuzzPhase) onTick() (outcome, bool) {
 	s, o := p.s, p.o
-	s.broadcastFocus(s.updateFocus(false))
+	s.broadcastFocus(s.focus.update(false, &s.cov))
 	if p.plateau() {
 		return outFinished, true
 	}
@@ -399,7 +399,7 @@ func (p *fuzzPhase) handOver(w *workerProc) {
 	}
 	corpus := s.corpus.list()
 	s.workers = append(s.workers, w)
-	focus := s.focusLocked()
+	focus := s.focus.frontier(&s.cov)
 	s.mu.Unlock()
 	w.setBusy(true)
 	for _, en := range corpus {
@@ -497,7 +497,7 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 	s.reported = true
 	s.mu.Unlock()
 	if changed {
-		s.broadcastFocus(s.updateFocus(true))
+		s.broadcastFocus(s.focus.update(true, &s.cov))
 	}
 	if first { // the new build's first coverage: no need to wait for the tick
 		s.e.observe(&CoverageEvent{Target: s.target})

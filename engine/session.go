@@ -48,10 +48,10 @@ type Session struct {
 	rate      rateMeter
 	// reported: the first coverage of this fuzzing phase was reported at once.
 	reported bool
-	skipped  string     // why the current build's target is skipped (see runSeeds); "" = it is not
-	hang     hangLimit  // shared by the session's watchdogs
-	sync     *syncState // the sync directory (sync.go)
-	focus    focusState
+	skipped  string       // why the current build's target is skipped (see runSeeds); "" = it is not
+	hang     hangLimit    // shared by the session's watchdogs
+	sync     *syncState   // the sync directory (sync.go)
+	focus    *focusState  // the changed code (focus.go)
 	blk      blockerState // comparison summaries (blockers.go)
 	seeded   uint64       // workers given a seed from Options.Seed
 	// quiet is the fuzzing time since coverage last grew, counted on the phase's
@@ -67,6 +67,7 @@ func newSession(e *Engine, t Target) *Session {
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 		corpus:   newCorpusStore(corpusDir(e.opts.CacheDir, t), t.Name, e.opts.Log),
 		failures: newFailureTable(),
+		focus:    &focusState{firstLines: e.opts.Focus, noFocus: e.opts.NoFocus},
 		sync:     newSyncState(e, t)}
 	s.hang.fixed = e.opts.Timeout
 	return s
@@ -134,7 +135,7 @@ func (s *Session) Stats() Stats {
 func (s *Session) statsLocked() Stats {
 	covered, blocks := s.cov.counts()
 	st := Stats{Target: s.target, Corpus: s.corpus.size(), Covered: covered, Blocks: blocks,
-		Changed: len(s.focus.changed), ChangedReached: s.changedReachedLocked(), Crashes: s.failures.count(),
+		Changed: len(s.focus.changedBlocks()), ChangedReached: s.focus.changedReached(&s.cov), Crashes: s.failures.count(),
 		Workers: len(s.workers), SinceCoverage: s.quiet, Plateaued: s.plateaued}
 	st.Execs = s.execsLocked()
 	st.ExecsSinceCoverage = st.Execs - s.quietExecs
@@ -400,7 +401,8 @@ func (s *Session) prepare(rebuilt bool) error {
 		inputs = append(inputs, readCorpusDir(d, seeds.types, e.opts.Log)...)
 	}
 	inputs = append(inputs, syncCorpus...)
-	s.setFocus(bin)
+	_, prevBlocks := s.cov.counts()
+	s.focus.set(bin, prevBlocks)
 	s.mu.Lock()
 	s.bin, s.types = bin, seeds.types
 	s.seeds = seeds
@@ -414,7 +416,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	for i, b := range bin.Blocks {
 		blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
 	}
-	for _, c := range s.focus.changed {
+	for _, c := range s.focus.changedBlocks() {
 		blocks[c].Changed = true
 	}
 	s.cov.reset(blocks, len(bin.Blocks)+bin.CmpCounters)
