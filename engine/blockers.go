@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
@@ -66,47 +67,62 @@ func (*BlockersEvent) event() {}
 // TopBlockers is how many blockers a BlockersEvent lists at most.
 const TopBlockers = 10
 
-// blockerState is the session's table of comparison summaries, for the build
-// whose sites it numbers.
+// blockerState is a session's table of comparison summaries, for the build
+// whose sites it numbers. Its lock is a leaf.
 type blockerState struct {
+	mu    sync.Mutex
 	bin   *instrument.Binary
 	table fuzzrt.CmpTable
 }
 
-// onCmps merges a worker's comparison summaries.
-func (s *Session) onCmps(bin *instrument.Binary, sums []fuzzrt.CmpSummary) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.blk.bin != bin {
-		s.blk = blockerState{bin: bin}
+// merge takes a worker of bin's comparison summaries; those of another build
+// than the table's start it again.
+func (b *blockerState) merge(bin *instrument.Binary, sums []fuzzrt.CmpSummary) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bin != bin {
+		b.bin, b.table = bin, fuzzrt.CmpTable{}
 	}
-	s.blk.table.Merge(sums)
+	b.table.Merge(sums)
+}
+
+// summaries returns the comparison sites of bin that have a summary, with it;
+// none when the table is another build's.
+func (b *blockerState) summaries(bin *instrument.Binary) []siteSummary {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bin == nil || b.bin != bin {
+		return nil
+	}
+	var out []siteSummary
+	for i := range bin.CmpSites {
+		if sum := b.table.Get(int32(i)); sum != nil {
+			out = append(out, siteSummary{i, *sum})
+		}
+	}
+	return out
+}
+
+// siteSummary is a comparison site's summary.
+type siteSummary struct {
+	site int
+	sum  fuzzrt.CmpSummary
 }
 
 // Blockers returns the reached comparisons in front of an uncovered block, the
 // most code behind first.
 func (s *Session) Blockers() []Blocker {
 	s.mu.Lock()
-	bin := s.blk.bin
-	if bin == nil || bin != s.bin {
-		s.mu.Unlock()
+	bin := s.bin
+	hit := s.cov.hit() // bin's: the session swaps bin and resets cov under mu
+	s.mu.Unlock()
+	sites := s.blk.summaries(bin)
+	if sites == nil {
 		return nil
 	}
-	hit := s.cov.hit() // bin's: the session swaps bin and resets cov under mu
-	type site struct {
-		i   int
-		sum fuzzrt.CmpSummary
-	}
-	var sites []site
-	for i := range bin.CmpSites {
-		if sum := s.blk.table.Get(int32(i)); sum != nil {
-			sites = append(sites, site{i, *sum})
-		}
-	}
-	s.mu.Unlock()
 	return blockers(bin, hit, func(yield func(int, fuzzrt.CmpSummary)) {
 		for _, st := range sites {
-			yield(st.i, st.sum)
+			yield(st.site, st.sum)
 		}
 	})
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/instrument"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +44,30 @@ func TestBlockers(t *testing.T) {
 	}
 	if !strings.Contains(b.Message(), "compared `binary.BigEndian.Uint32(h[:4]) == 0x89504e47`: nearest 0x") {
 		t.Errorf("message %q", b.Message())
+	}
+}
+
+// TestBlockerState: a build's comparison summaries are merged per site; a
+// worker of another build starts the table again, and asking for a build that
+// is not the table's gets nothing.
+func TestBlockerState(t *testing.T) {
+	a := &instrument.Binary{CmpSites: make([]instrument.CmpSite, 3)}
+	b := &instrument.Binary{CmpSites: make([]instrument.CmpSite, 3)}
+	var st blockerState
+	st.merge(a, []fuzzrt.CmpSummary{{Site: 1, Count: 2, Vals: []fuzzrt.CmpValue{{A: "1", B: "2", Count: 2, Dist: 1}}}})
+	st.merge(a, []fuzzrt.CmpSummary{{Site: 1, Count: 3, Vals: []fuzzrt.CmpValue{{A: "1", B: "2", Count: 3, Dist: 1}}}})
+	got := st.summaries(a)
+	if len(got) != 1 || got[0].site != 1 || got[0].sum.Count != 5 {
+		t.Errorf("summaries of a: %+v, want site 1 seen 5 times", got)
+	}
+	if st.summaries(b) != nil || st.summaries(nil) != nil {
+		t.Errorf("summaries of another build")
+	}
+	st.merge(b, []fuzzrt.CmpSummary{{Site: 2, Count: 1, Vals: []fuzzrt.CmpValue{{A: "x", B: "y", Count: 1, Dist: 3}}}})
+	if st.summaries(a) != nil {
+		t.Errorf("a's summaries kept after b's worker reported")
+	}
+	if got := st.summaries(b); len(got) != 1 || got[0].site != 2 {
+		t.Errorf("summaries of b: %+v", got)
 	}
 }

@@ -280,7 +280,7 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 	case m.New != nil:
 		s.onNew(w, m.New)
 	case m.Cmps != nil:
-		s.onCmps(p.bin, m.Cmps)
+		s.blk.merge(p.bin, m.Cmps)
 	case m.Result != nil:
 		if s.syncResult(m.Result) {
 			return outFinished, true
