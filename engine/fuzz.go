@@ -40,7 +40,6 @@ func (s *Session) fuzz() outcome {
 	if s.started.IsZero() {
 		s.started = time.Now()
 	}
-	s.reported = false
 	s.quiet, s.quietExecs, s.plateaued = 0, s.execsLocked(), false
 	s.mu.Unlock()
 	defer p.stopAll()
@@ -83,7 +82,9 @@ type fuzzPhase struct {
 	fuzzing bool // the first allotment came: the state is "fuzzing"
 	// loaded: a worker of the phase has run the initial corpus, so the stats
 	// show the coverage it reaches (see statsDue).
-	loaded      bool
+	loaded bool
+	// reported: the phase's first coverage was reported at once (onNew).
+	reported    bool
 	lastCovered int // coverage at the last CoverageEvent of a tick
 	lastTick    time.Time
 }
@@ -119,7 +120,7 @@ func (p *fuzzPhase) loop(allot <-chan int) outcome {
 			s.emitStats()
 			return outFinished
 		case <-syncTick:
-			s.syncRun(s.syncPull())
+			p.syncRun(p.syncPull())
 		case <-tick.C:
 			if out, end := p.onTick(); end {
 				return out
@@ -278,11 +279,11 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 			s.emitStats()
 		}
 	case m.New != nil:
-		s.onNew(w, m.New)
+		p.onNew(w, m.New)
 	case m.Cmps != nil:
 		s.blk.merge(p.bin, m.Cmps)
 	case m.Result != nil:
-		if s.syncResult(m.Result) {
+		if p.syncResult(m.Result) {
 			return outFinished, true
 		}
 	case m.Crash != nil && m.Crash.Repeat > 0:
@@ -478,8 +479,10 @@ func (s *Session) deathFailure(w *workerProc) (*failure.Failure, string) {
 }
 
 // onNew merges an entry's coverage; entries that add to the session's coverage join
-// the corpus (saved to the cache) and go to the other workers.
-func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
+// the corpus (saved to the cache, published in the sync directory) and go to
+// the other workers.
+func (p *fuzzPhase) onNew(from *workerProc, en *fuzzrt.Entry) {
+	s := p.s
 	added, changed := s.cov.merge(en.Cov)
 	if !added {
 		return
@@ -493,9 +496,9 @@ func (s *Session) onNew(from *workerProc, en *fuzzrt.Entry) {
 			others = append(others, w)
 		}
 	}
-	first := !s.reported
-	s.reported = true
 	s.mu.Unlock()
+	first := !p.reported
+	p.reported = true
 	if changed {
 		s.broadcastFocus(s.focus.update(true, &s.cov))
 	}

@@ -46,14 +46,12 @@ type Session struct {
 	execsBase int64 // executions of workers that are gone
 	workers   []*workerProc
 	rate      rateMeter
-	// reported: the first coverage of this fuzzing phase was reported at once.
-	reported bool
-	skipped  string        // why the current build's target is skipped (see runSeeds); "" = it is not
-	hang     hangLimit     // shared by the session's watchdogs
-	sync     *syncState    // the sync directory (sync.go)
-	focus    *focusState   // the changed code (focus.go)
-	blk      *blockerState // comparison summaries (blockers.go)
-	seeded   uint64        // workers given a seed from Options.Seed
+	skipped   string        // why the current build's target is skipped (see runSeeds); "" = it is not
+	hang      hangLimit     // shared by the session's watchdogs
+	sync      *syncState    // the sync directory (sync.go)
+	focus     *focusState   // the changed code (focus.go)
+	blk       *blockerState // comparison summaries (blockers.go)
+	seeded    uint64        // workers given a seed from Options.Seed
 	// quiet is the fuzzing time since coverage last grew, counted on the phase's
 	// ticks while the session has workers (a session waiting for its turn is not
 	// on a plateau); quietExecs are the executions it had then (Stats.SinceCoverage).

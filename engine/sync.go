@@ -302,7 +302,8 @@ func (st *syncState) done(id int64) (string, bool) {
 }
 
 // syncPull is syncState.pull with the build's types, the corpus's inputs known.
-func (s *Session) syncPull() []string {
+func (p *fuzzPhase) syncPull() []string {
+	s := p.s
 	s.mu.Lock()
 	types := s.types
 	s.mu.Unlock()
@@ -311,7 +312,8 @@ func (s *Session) syncPull() []string {
 
 // syncRun hands the inputs to the workers, one execution each, spread over
 // them; the results come back as messages (syncResult).
-func (s *Session) syncRun(inputs []string) {
+func (p *fuzzPhase) syncRun(inputs []string) {
+	s := p.s
 	ws := s.liveWorkers()
 	ids, all := s.sync.schedule(inputs, len(ws))
 	for i, in := range all {
@@ -323,7 +325,8 @@ func (s *Session) syncRun(inputs []string) {
 // syncResult takes the result of an execution syncRun asked for: a failure, or
 // coverage the corpus may lack. It reports whether the session should end (a new
 // failure without KeepFuzzing).
-func (s *Session) syncResult(r *fuzzrt.ExecResult) bool {
+func (p *fuzzPhase) syncResult(r *fuzzrt.ExecResult) bool {
+	s := p.s
 	in, ok := s.sync.done(r.ID)
 	if !ok {
 		return false
@@ -335,7 +338,7 @@ func (s *Session) syncResult(r *fuzzrt.ExecResult) bool {
 		f := failure.ClassifyOutput(r.Output, s.userFrames(), s.target.Dir)
 		return s.onFailure(f, in) && !s.e.opts.KeepFuzzing
 	}
-	s.onNew(nil, &fuzzrt.Entry{Input: in, Cov: r.Cov})
+	p.onNew(nil, &fuzzrt.Entry{Input: in, Cov: r.Cov})
 	return false
 }
 

@@ -30,7 +30,7 @@ func TestSyncOtherUser(t *testing.T) {
 		s.types = []string{"[]byte"}
 		in := bufio.NewScanner(os.Stdin)
 		for in.Scan() {
-			data, _ := json.Marshal(s.syncPull())
+			data, _ := json.Marshal(s.sync.pull(s.types, s.corpus.has))
 			fmt.Printf("%s\n", data)
 		}
 		return
