@@ -390,37 +390,7 @@ func (s *Session) prepare(rebuilt bool) error {
 	if err != nil {
 		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
 	}
-	// After the seeds, the failures the sync directory holds: the workers run
-	// the initial corpus in order, and without KeepFuzzing the first that still
-	// fails ends the session.
-	syncCorpus, syncFailures := s.sync.load(seeds.types)
-	inputs := append(seeds.inputs, syncFailures...)
-	inputs = append(inputs, readCorpusDir(corpusDir(e.opts.CacheDir, s.target), seeds.types, e.opts.Log)...)
-	if d := nativeCacheDir(s.target); d != "" {
-		inputs = append(inputs, readCorpusDir(d, seeds.types, e.opts.Log)...)
-	}
-	inputs = append(inputs, syncCorpus...)
-	_, prevBlocks := s.cov.counts()
-	s.focus.set(bin, prevBlocks)
-	s.mu.Lock()
-	s.bin, s.types = bin, seeds.types
-	s.seeds = seeds
-	s.hang.reset()
-	slow := s.failures.newBuild(seeds.testdata) // a new binary may be faster: found again if it is not
-	s.dict = append([]string(nil), user...)
-	if !e.opts.NoLiteralDict {
-		s.dict = append(s.dict, bin.Dict...)
-	}
-	blocks := make([]Block, len(bin.Blocks))
-	for i, b := range bin.Blocks {
-		blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
-	}
-	for _, c := range s.focus.changedBlocks() {
-		blocks[c].Changed = true
-	}
-	s.cov.reset(blocks, len(bin.Blocks)+bin.CmpCounters)
-	s.corpus.reset(inputs)
-	s.mu.Unlock()
+	slow := s.install(bin, seeds, user, s.initialCorpus(seeds))
 	if slow != nil {
 		s.e.observe(&CrashFixedEvent{Crash: slow})
 	}
@@ -429,6 +399,50 @@ func (s *Session) prepare(rebuilt bool) error {
 		s.recheckCrashes()
 	}
 	return nil
+}
+
+// initialCorpus is what a new build's workers start from, in order: the
+// seeds, the failures the sync directory holds (the workers run the initial
+// corpus in order, and without KeepFuzzing the first that still fails ends the
+// session), the generated corpus, go test's, and the sync directory's entries.
+func (s *Session) initialCorpus(seeds *seedSet) []string {
+	o := s.e.opts
+	syncCorpus, syncFailures := s.sync.load(seeds.types)
+	inputs := append(seeds.inputs, syncFailures...)
+	inputs = append(inputs, readCorpusDir(corpusDir(o.CacheDir, s.target), seeds.types, o.Log)...)
+	if d := nativeCacheDir(s.target); d != "" {
+		inputs = append(inputs, readCorpusDir(d, seeds.types, o.Log)...)
+	}
+	return append(inputs, syncCorpus...)
+}
+
+// install puts a new build in place: its binary, seeds, dictionary (the
+// user's, and the code's literals), changed code, coverage (none reached) and
+// initial corpus. It returns the last build's slow input, forgotten (nil if
+// none): the new build may be faster.
+func (s *Session) install(bin *instrument.Binary, seeds *seedSet, user, inputs []string) (slow *Crash) {
+	_, prevBlocks := s.cov.counts()
+	s.focus.set(bin, prevBlocks)
+	blocks := make([]Block, len(bin.Blocks))
+	for i, b := range bin.Blocks {
+		blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
+	}
+	for _, c := range s.focus.changedBlocks() {
+		blocks[c].Changed = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bin, s.types, s.seeds = bin, seeds.types, seeds
+	s.hang.reset()
+	s.dict = append([]string(nil), user...)
+	if !s.e.opts.NoLiteralDict {
+		s.dict = append(s.dict, bin.Dict...)
+	}
+	// Under mu with bin: what reads the coverage with the binary (Blockers)
+	// sees the two of one build.
+	s.cov.reset(blocks, len(bin.Blocks)+bin.CmpCounters)
+	s.corpus.reset(inputs)
+	return s.failures.newBuild(seeds.testdata)
 }
 
 // errStopped is prepare's answer when Stop cancelled the build.
