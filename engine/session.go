@@ -16,8 +16,13 @@ import (
 	"fuzzls.dev/fuzzls/instrument"
 )
 
-// Session is one target being built and fuzzed. Its run goroutine owns the worker
-// processes; other methods read a snapshot under mu.
+// Session is one target being built and fuzzed: its life cycle (run: build,
+// seeds, fuzzing phases, stop) and what is the build's (binary, types,
+// dictionary, workers, stats) under mu. What it learns has owners of its own,
+// each with its data and lock: the coverage (cov), the corpus, the failures,
+// the sync directory, the changed code (focus) and the comparison summaries
+// (blk). Their locks are leaves, taken under mu, never the other way. Its run
+// goroutine owns the worker processes.
 type Session struct {
 	e      *Engine
 	target Target
