@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkLeakCheck is the per-execution cost of the leak check, after an
@@ -34,7 +35,7 @@ func BenchmarkLeakCheck(b *testing.B) {
 func TestLeakCheck(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
-	l := &leakCheck{base: runtime.NumGoroutine()}
+	l := &leakCheck{base: settledGoroutines()}
 	leak := func() { go func() { <-block }() }
 	leak()
 	out := l.check(leak)
@@ -50,4 +51,21 @@ func TestLeakCheck(t *testing.T) {
 	if out := l.check(once); out != "" {
 		t.Errorf("a goroutine that ends reported:\n%s", out)
 	}
+}
+
+// settledGoroutines is the number of goroutines once it has not changed for
+// 50 ms (at most a second): goroutines of a test before this one (or of the
+// run before, with -count) still ending would leave a base that falls below
+// the count of a leak.
+func settledGoroutines() int {
+	n, same := runtime.NumGoroutine(), 0
+	for deadline := time.Now().Add(time.Second); same < 5 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+	}
+	return n
 }
