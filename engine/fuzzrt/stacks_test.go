@@ -26,8 +26,9 @@ func recurseForSamples(stop chan struct{}, depth int) int {
 
 // wholeFrameLine is a traceback line as the runtime ends it: a call's
 // arguments, or a file line's program counter offset, or (an inlined call's,
-// as Go 1.27 inlines a few levels of the recursion below) its line number.
-var wholeFrameLine = regexp.MustCompile(`(\)|\+0x[0-9a-f]+|\.go:\d+)$`)
+// as Go 1.27 inlines a few levels of the recursion below) its line number,
+// or the runtime's own line for the frames it leaves out of a deep stack.
+var wholeFrameLine = regexp.MustCompile(`(\)|\+0x[0-9a-f]+|\.go:\d+|^\.\.\.\d+ frames elided\.\.\.)$`)
 
 // TestStackSamples: each sample holds the goroutines running the target's code
 // and no other (not the sampler's own), and deep stacks past the bound are cut
