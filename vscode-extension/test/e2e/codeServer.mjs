@@ -72,13 +72,26 @@ export function layout(dir, extraSettings = {}) {
 	// cold build cache makes the first build slow).
 	let goEnv = {};
 	try {
-		goEnv = JSON.parse(execFileSync('go', ['env', '-json', 'GOCACHE', 'GOMODCACHE', 'GOPATH'], { encoding: 'utf8' }));
+		goEnv = JSON.parse(execFileSync('go', ['env', '-json', 'GOCACHE', 'GOMODCACHE', 'GOPATH', 'GOROOT'], { encoding: 'utf8' }));
 	} catch {
 		// No go: the daemon will say so.
 	}
+	// The extension host takes PATH from a login shell of HOME, as a user's VS Code
+	// does; a HOME of the run's own whose profile puts this go first keeps the test
+	// from depending on the machine's HOME (a fresh one has no profile at all).
+	d.home = path.join(dir, 'home');
+	fs.mkdirSync(d.home, { recursive: true });
+	if (goEnv.GOROOT) {
+		const profile = `export PATH="${path.join(goEnv.GOROOT, 'bin')}:${path.join(goEnv.GOPATH ?? '', 'bin')}:$PATH"\n`;
+		for (const f of ['.profile', '.bash_profile', '.bashrc', '.zshenv']) {
+			fs.writeFileSync(path.join(d.home, f), profile);
+		}
+	}
+	delete goEnv.GOROOT;
 	d.env = {
 		...process.env,
 		...goEnv,
+		HOME: d.home,
 		XDG_CONFIG_HOME: d.xdgConfig,
 		XDG_DATA_HOME: d.xdgData,
 		XDG_CACHE_HOME: d.xdgCache,
