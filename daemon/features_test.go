@@ -16,7 +16,6 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
-	"fuzzls.dev/fuzzls/internal/lspclient"
 	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -114,18 +113,6 @@ func (w *calcWorkspace) lenses(t *testing.T) []protocol.CodeLens {
 		t.Fatalf("codeLens: %v", err)
 	}
 	return lenses
-}
-
-// save writes text to path as an editor does (a temporary file renamed into
-// place) and sends didSave.
-func (w *calcWorkspace) save(t *testing.T, path, text string) {
-	t.Helper()
-	if err := lspclient.WriteFile(path, text); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Save(path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // The crash of calc's FuzzEval through every feature that shows it: the code

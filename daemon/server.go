@@ -52,6 +52,10 @@ type Options struct {
 	// watchBudget replaces the number of directories the daemon may watch
 	// with inotify (watchBudget's) in this package's tests.
 	watchBudget int
+
+	// started is given the server before it reads its input, so that this
+	// package's tests can look at its state.
+	started func(*server)
 }
 
 // Test-only command names (see Options.EnableTestCommands).
@@ -87,6 +91,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	defer cancel()
 
 	s := newServer(ctx, opts)
+	if opts.started != nil {
+		opts.started(s)
+	}
 	stream := newTolerantStream(jsonrpc2.NewHeaderStream(readWriteCloser{in, out}), s.logf, cancel)
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(lspCodec{}))
 	s.client = protocol.ClientDispatcher(s.conn)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -63,22 +64,28 @@ func (s *server) DidChange(ctx context.Context, params *protocol.DidChangeTextDo
 		s.mu.Unlock()
 		return fmt.Errorf("didChange for %s, which is not open", path)
 	}
-	text := doc.text
+	m := doc.mapper
+	s.mu.Unlock()
+	// Notifications run one at a time on the read loop, so nothing else
+	// changes doc meanwhile; the edits are applied without s.mu, which the
+	// requests answered during a storm of edits need. A text's line index is
+	// built only when asked for: only the text an incremental change lands
+	// in, or one a request reads.
 	for _, ch := range params.ContentChanges {
 		switch ch := ch.(type) {
 		case *protocol.TextDocumentContentChangeWholeDocument:
-			text = ch.Text
+			m = newMapper(ch.Text)
 		case *protocol.TextDocumentContentChangePartial:
-			m := newMapper(text)
 			start, end := m.offset(ch.Range.Start), m.offset(ch.Range.End)
 			if end < start {
 				start, end = end, start
 			}
-			text = text[:start] + ch.Text + text[end:]
+			m = newMapper(m.text[:start] + ch.Text + m.text[end:])
 		}
 	}
+	s.mu.Lock()
 	wasDirty := doc.dirty
-	doc.mapper = newMapper(text)
+	doc.mapper = m
 	doc.version = params.TextDocument.Version
 	doc.dirty = true
 	doc.edited = time.Now()
@@ -148,33 +155,57 @@ func (s *server) fileText(path string) (m *mapper, stale bool, err error) {
 // with a lone "\r" (in a comment, a raw string) has more LSP lines than Go
 // lines, and the engine's positions go through byte offsets. A "\r" before
 // "\n" belongs to the line break in both (a file saved with CRLF). Invalid
-// UTF-8 bytes count as one UTF-16 unit each (as U+FFFD would).
+// UTF-8 bytes count as one UTF-16 unit each (as U+FFFD would). The line
+// starts are found on first use: of a storm of edits, most texts are never
+// asked for a position.
 type mapper struct {
-	text    string
+	text string
+
+	once    sync.Once
 	lines   []int // byte offset of the start of each LSP line
 	goLines []int // byte offset of the start of each Go line
 }
 
-func newMapper(text string) *mapper {
-	m := &mapper{text: text, lines: []int{0}, goLines: []int{0}}
-	for i := 0; i < len(text); i++ {
-		switch text[i] {
-		case '\n':
-			m.lines = append(m.lines, i+1)
-			m.goLines = append(m.goLines, i+1)
-		case '\r':
-			if i+1 == len(text) || text[i+1] != '\n' {
+func newMapper(text string) *mapper { return &mapper{text: text} }
+
+// index finds the line starts, once; every method reading them calls it.
+func (m *mapper) index() *mapper {
+	m.once.Do(func() {
+		if !strings.Contains(m.text, "\r") {
+			// The common case, without a '\r' both count the same lines,
+			// found a word at a time by IndexByte.
+			m.lines = make([]int, 1, strings.Count(m.text, "\n")+1)
+			for i := 0; ; {
+				j := strings.IndexByte(m.text[i:], '\n')
+				if j < 0 {
+					break
+				}
+				i += j + 1
+				m.lines = append(m.lines, i)
+			}
+			m.goLines = m.lines
+			return
+		}
+		m.lines, m.goLines = []int{0}, []int{0}
+		for i := 0; i < len(m.text); i++ {
+			switch m.text[i] {
+			case '\n':
 				m.lines = append(m.lines, i+1)
+				m.goLines = append(m.goLines, i+1)
+			case '\r':
+				if i+1 == len(m.text) || m.text[i+1] != '\n' {
+					m.lines = append(m.lines, i+1)
+				}
 			}
 		}
-	}
+	})
 	return m
 }
 
 // lineBounds returns the byte offsets of the start and end (before the line
 // break) of LSP line (0-based); ok is false past the last line.
 func (m *mapper) lineBounds(line int) (start, end int, ok bool) {
-	return m.bounds(m.lines, line)
+	return m.bounds(m.index().lines, line)
 }
 
 // bounds is lineBounds for the line starts given (LSP's or Go's).
@@ -196,7 +227,8 @@ func (m *mapper) bounds(starts []int, line int) (start, end int, ok bool) {
 // goLine is the engine's (1-based) line of an LSP position.
 func (m *mapper) goLine(pos protocol.Position) int {
 	off := m.offset(pos)
-	return sort.Search(len(m.goLines), func(i int) bool { return m.goLines[i] > off })
+	goLines := m.index().goLines
+	return sort.Search(len(goLines), func(i int) bool { return goLines[i] > off })
 }
 
 // offset returns the byte offset of an LSP position, clamped into the text: a
@@ -226,7 +258,8 @@ func (m *mapper) offset(pos protocol.Position) int {
 // position returns the LSP position of a byte offset (clamped into the text).
 func (m *mapper) position(off int) protocol.Position {
 	off = max(0, min(off, len(m.text)))
-	line := sort.Search(len(m.lines), func(i int) bool { return m.lines[i] > off }) - 1
+	lines := m.index().lines
+	line := sort.Search(len(lines), func(i int) bool { return lines[i] > off }) - 1
 	start, end, _ := m.lineBounds(line)
 	off = min(off, end)
 	return protocol.Position{Line: uint32(line), Character: utf16Count(m.text[start:off])}
@@ -234,7 +267,7 @@ func (m *mapper) position(off int) protocol.Position {
 
 // enginePosition converts the engine's 1-based line and 1-based byte column.
 func (m *mapper) enginePosition(line, col int) protocol.Position {
-	start, end, ok := m.bounds(m.goLines, line-1)
+	start, end, ok := m.bounds(m.index().goLines, line-1)
 	if !ok {
 		return m.position(len(m.text))
 	}
@@ -244,7 +277,7 @@ func (m *mapper) enginePosition(line, col int) protocol.Position {
 // lineRange is the range of the engine's line (1-based) from its first
 // non-blank character to its end: where a diagnostic for the whole line goes.
 func (m *mapper) lineRange(line int) protocol.Range {
-	start, end, ok := m.bounds(m.goLines, line-1)
+	start, end, ok := m.bounds(m.index().goLines, line-1)
 	if !ok {
 		p := m.position(len(m.text))
 		return protocol.Range{Start: p, End: p}
