@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"fuzzls.dev/fuzzls/engine"
+	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
 // Blockers in the editor: the hover on an uncovered block behind a reached
@@ -31,20 +32,61 @@ type blockersOf struct {
 // them, and republishes the diagnostics when they changed.
 func (s *server) updateBlockers(t engine.Target) {
 	s.mu.Lock()
-	sess := s.sessions[t.ID()]
-	prev := s.blockers[t.ID()]
 	show := s.settings.Blockers
 	s.mu.Unlock()
-	if sess == nil || !show || time.Since(prev.at) < blockersEvery {
-		return
+	if show {
+		s.currentBlockers(t.ID())
+	}
+}
+
+// currentBlockers returns the blockers of the session id, recomputed if they
+// are older than blockersEvery, and republishes the diagnostics when they
+// changed (nil: no such session).
+func (s *server) currentBlockers(id string) []engine.Blocker {
+	s.mu.Lock()
+	sess := s.sessions[id]
+	prev := s.blockers[id]
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	if time.Since(prev.at) < blockersEvery {
+		return prev.list
 	}
 	list := sess.fs.Blockers()
 	s.mu.Lock()
-	s.blockers[t.ID()] = blockersOf{at: time.Now(), list: list}
+	s.blockers[id] = blockersOf{at: time.Now(), list: list}
 	s.mu.Unlock()
 	if !reflect.DeepEqual(prev.list, list) {
 		s.publishDiagnostics()
 	}
+	return list
+}
+
+// commandBlockers answers fuzzls.blockers: the target's top blockers, for the
+// Fuzzing view.
+func (s *server) commandBlockers(args []protocol.LSPAny) (any, error) {
+	var id fproto.TargetID
+	if err := decodeArg(args, &id); err != nil {
+		return nil, err
+	}
+	tid := engine.Target{Package: id.Package, Name: id.Name}.ID()
+	res := fproto.BlockersResult{Blockers: []fproto.Blocker{}}
+	list := s.currentBlockers(tid)
+	for _, b := range list[:min(len(list), engine.TopBlockers)] {
+		m, _, err := s.fileText(b.File)
+		if err != nil {
+			continue
+		}
+		r := m.lineRange(b.Line)
+		res.Blockers = append(res.Blockers, fproto.Blocker{
+			URI:   string(fileURI(b.File)),
+			Range: fproto.Range{Start: toFProto(r.Start), End: toFProto(r.End)},
+			Expr:  b.Expr, Want: b.Want, Nearest: b.Nearest, Frequent: b.Frequent, FrequentCount: b.FrequentCount,
+			Count: b.Count, Behind: b.Behind, Message: b.Message(),
+		})
+	}
+	return res, nil
 }
 
 // blockerDiagnostics are the Information diagnostics of the running sessions'

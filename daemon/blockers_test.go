@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,8 @@ import (
 // needs a sha256 equal to a constant, an Information diagnostic at the
 // comparison and the hover on the uncovered block behind it name the
 // comparison, the constant and a nearest value fuzzing fed it; with the
-// blockers setting off the diagnostic goes, the hover stays.
+// blockers setting off the diagnostic goes, the hover stays. fuzzls.blockers
+// (the Fuzzing view's) lists it too, at the comparison's line.
 func TestBlockerHover(t *testing.T) {
 	requireEngine(t)
 	ws := copyDir(t, "../testdata/blockers")
@@ -53,6 +55,23 @@ func TestBlockerHover(t *testing.T) {
 	}
 	if strings.Contains(hv, "- nearest: `0x89504e47`") {
 		t.Errorf("the nearest value is the constant, which no input reached:\n%s", hv)
+	}
+
+	raw, err := p.Command(fproto.CommandBlockers, fproto.TargetID{Package: "example.com/blockers", Name: "FuzzCheck"})
+	if err != nil {
+		t.Fatalf("fuzzls.blockers: %v", err)
+	}
+	var res fproto.BlockersResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Blockers, func(b fproto.Blocker) bool { return b.URI == magicURI && b.Range.Start.Line == uint32(gate-1) })
+	if i < 0 {
+		t.Fatalf("fuzzls.blockers lacks the gate at line %d: %s", gate, raw)
+	}
+	if b := res.Blockers[i]; b.Want != "0x89504e47" || !strings.HasPrefix(b.Nearest, "0x") || b.Nearest == b.Want || b.Behind < 4 ||
+		!strings.HasPrefix(b.Message, "compared `binary.BigEndian.Uint32(h[:4]) == 0x89504e47`: nearest 0x") {
+		t.Errorf("fuzzls.blockers' gate: %+v", b)
 	}
 
 	if err := c.Conn.Notify(c.Ctx, protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"blockers": false}}); err != nil {

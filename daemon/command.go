@@ -39,6 +39,8 @@ func (s *server) ExecuteCommand(ctx context.Context, params *protocol.ExecuteCom
 		result, err = s.commandShowInput(params.Arguments)
 	case fproto.CommandCoverage:
 		result, err = s.commandCoverage(params.Arguments)
+	case fproto.CommandBlockers:
+		result, err = s.commandBlockers(params.Arguments)
 	case fproto.CommandDebugCrash:
 		result, err = s.commandDebugCrash(ctx, params.Arguments)
 	case fproto.CommandGenerateFuzzTest:

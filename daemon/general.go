@@ -276,7 +276,7 @@ func firstLine(s string) string {
 func (s *server) commands() []string {
 	cmds := []string{
 		fproto.CommandStart, fproto.CommandStop, fproto.CommandAddToCorpus, fproto.CommandAddSeed,
-		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput, fproto.CommandCoverage,
+		fproto.CommandSeedCorpus, fproto.CommandStatus, fproto.CommandShowInput, fproto.CommandCoverage, fproto.CommandBlockers,
 		fproto.CommandDebugCrash,
 		fproto.CommandGenerateFuzzTest,
 	}

@@ -36,6 +36,9 @@ const (
 	// code action "Generate fuzz test FuzzXxx" runs it. Its result is a
 	// GeneratedTest.
 	CommandGenerateFuzzTest = "fuzzls.generateFuzzTest"
+	// CommandBlockers answers a running target's top blockers (a TargetID
+	// argument; BlockersResult), for the Fuzzing view.
+	CommandBlockers = "fuzzls.blockers"
 )
 
 // Session states, as in SessionStatus.State.
@@ -131,6 +134,31 @@ type SessionStatus struct {
 // StatusParams is the payload of fuzzls/status and the result of fuzzls.status.
 type StatusParams struct {
 	Sessions []SessionStatus `json:"sessions"`
+}
+
+// Blocker is a comparison fuzzing reaches in front of code no input has
+// reached yet: what it compared and the operands fuzzing fed it.
+type Blocker struct {
+	URI   string `json:"uri"`
+	Range Range  `json:"range"` // the comparison's line
+	// Expr is the comparison as written, Want its constant operand ("": none).
+	Expr string `json:"expr"`
+	Want string `json:"want,omitempty"`
+	// Nearest is the operand seen nearest Want (or the pair nearest each
+	// other), Frequent the one seen most often: FrequentCount of Count records.
+	Nearest       string `json:"nearest"`
+	Frequent      string `json:"frequent"`
+	FrequentCount int64  `json:"frequentCount"`
+	Count         int64  `json:"count"`
+	// Behind is how many uncovered blocks of the function lie behind it.
+	Behind int `json:"behind"`
+	// Message says it in a line: "compared `x == 0x10`: nearest 0xf (12 of 30)".
+	Message string `json:"message"`
+}
+
+// BlockersResult is the result of fuzzls.blockers: the most code behind first.
+type BlockersResult struct {
+	Blockers []Blocker `json:"blockers"`
 }
 
 // TargetArgs is the argument of fuzzls.start and fuzzls.stop. Both fields empty (or

@@ -1,23 +1,34 @@
-// The "Fuzzing" view (Explorer area): package → target → crashes, corpus size and
-// coverage, from the last fuzzls/status and the crash diagnostics.
+// The "Fuzzing" view (Explorer area): package → target → crashes, blockers, corpus
+// size, coverage and plateau, from the last fuzzls/status, the crash diagnostics
+// and fuzzls.blockers (asked of the daemon for the fuzzing targets, at most every
+// blockersEvery).
 
 import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes, type Crash } from './crashInput';
-import type { SessionStatus } from './protocol';
-import { byPackage, formatRate, quietText } from './statusModel';
+import { CommandBlockers, StateFuzzing, type Blocker, type BlockersResult, type SessionStatus } from './protocol';
+import { blockerText, byPackage, formatRate, quietText } from './statusModel';
 
 export type Node =
 	| { kind: 'package'; pkg: string; sessions: SessionStatus[] }
 	| { kind: 'target'; session: SessionStatus }
 	| { kind: 'crashes'; session: SessionStatus; crashes: Crash[] }
 	| { kind: 'crash'; crash: Crash }
+	| { kind: 'blockers'; blockers: Blocker[] }
+	| { kind: 'blocker'; blocker: Blocker }
 	| { kind: 'info'; label: string; description: string; icon: string };
 
 export const viewId = 'fuzzls.fuzzing';
 
 function crashesOf(s: SessionStatus): Crash[] {
 	return crashes().filter((c) => c.data.target.package === s.package && c.data.target.name === s.name);
+}
+
+/** blockersEvery is how often (ms) a fuzzing target's blockers are asked for: the daemon recomputes them no more often. */
+const blockersEvery = 3000;
+
+function key(s: SessionStatus): string {
+	return `${s.package}.${s.name}`;
 }
 
 const stateIcons: Record<string, string> = { building: 'loading~spin', fuzzing: 'sync~spin', stopped: 'circle-outline', error: 'error' };
@@ -27,16 +38,49 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 	readonly onDidChangeTreeData = this.changed.event;
 	private readonly disposables: vscode.Disposable[] = [];
 	readonly view: vscode.TreeView<Node>;
+	/** The blockers of each target, as last asked, and when. */
+	private readonly blockers = new Map<string, { at: number; list: Blocker[] }>();
 
 	constructor(private readonly ctx: FuzzlsContext) {
 		this.view = vscode.window.createTreeView(viewId, { treeDataProvider: this, showCollapseAll: true });
 		this.disposables.push(
 			this.view,
-			ctx.onStatus(() => this.changed.fire(undefined)),
-			ctx.onReset(() => this.changed.fire(undefined)),
+			ctx.onStatus(() => {
+				this.changed.fire(undefined);
+				void this.refreshBlockers();
+			}),
+			ctx.onReset(() => {
+				this.blockers.clear();
+				this.changed.fire(undefined);
+			}),
 			vscode.languages.onDidChangeDiagnostics(() => this.changed.fire(undefined)),
 			vscode.commands.registerCommand('fuzzls.showView', () => vscode.commands.executeCommand(`${viewId}.focus`)),
 		);
+	}
+
+	/** refreshBlockers asks the daemon for the blockers of the fuzzing targets whose list is due. */
+	private async refreshBlockers(): Promise<void> {
+		if (!this.view.visible) {
+			return;
+		}
+		const now = Date.now();
+		for (const s of this.ctx.status?.sessions ?? []) {
+			const last = this.blockers.get(key(s));
+			if (s.state !== StateFuzzing || (last && now - last.at < blockersEvery)) {
+				continue;
+			}
+			this.blockers.set(key(s), { at: now, list: last?.list ?? [] });
+			try {
+				const res = await this.ctx.daemon.command<BlockersResult>(CommandBlockers, { package: s.package, name: s.name });
+				const list = res?.blockers ?? [];
+				if (JSON.stringify(list) !== JSON.stringify(last?.list ?? [])) {
+					this.blockers.set(key(s), { at: now, list });
+					this.changed.fire(undefined);
+				}
+			} catch (e) {
+				this.ctx.log(`fuzzls.blockers: ${String(e)}`);
+			}
+		}
 	}
 
 	getChildren(n?: Node): Node[] {
@@ -50,8 +94,10 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 				const s = n.session;
 				const pct = s.blocks > 0 ? ` (${Math.round((100 * s.covered) / s.blocks)}%)` : '';
 				const quiet = quietText(s);
+				const blockers = this.blockers.get(key(s))?.list ?? [];
 				return [
 					{ kind: 'crashes', session: s, crashes: crashesOf(s) },
+					...(blockers.length > 0 ? [{ kind: 'blockers', blockers } as const] : []),
 					{ kind: 'info', label: 'corpus', description: `${s.corpus} entries`, icon: 'database' },
 					{ kind: 'info', label: 'coverage', description: `${s.covered}/${s.blocks} blocks${pct}`, icon: 'symbol-ruler' },
 					...(quiet ? [{ kind: 'info', label: 'plateau', description: quiet, icon: 'watch' } as const] : []),
@@ -60,6 +106,8 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 			}
 			case 'crashes':
 				return n.crashes.map((crash) => ({ kind: 'crash', crash }));
+			case 'blockers':
+				return n.blockers.map((blocker) => ({ kind: 'blocker', blocker }));
 			default:
 				return [];
 		}
@@ -103,6 +151,25 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 				it.iconPath = new vscode.ThemeIcon('error');
 				it.contextValue = 'crash';
 				it.command = { command: 'vscode.open', title: 'Open', arguments: [n.crash.uri, { selection: d.range }] };
+				return it;
+			}
+			case 'blockers': {
+				const it = new vscode.TreeItem('blockers', C.Expanded);
+				it.description = String(n.blockers.length);
+				it.tooltip = 'Reached comparisons in front of code no input has reached, the most code behind first';
+				it.iconPath = new vscode.ThemeIcon('debug-breakpoint-unverified');
+				return it;
+			}
+			case 'blocker': {
+				const b = n.blocker;
+				const t = blockerText(b);
+				const it = new vscode.TreeItem(t.label, C.None);
+				it.description = t.description;
+				it.tooltip = `${vscode.workspace.asRelativePath(vscode.Uri.parse(b.uri))}:${b.range.start.line + 1}: ${b.message}; ${b.behind} uncovered blocks behind`;
+				it.iconPath = new vscode.ThemeIcon('circle-slash');
+				it.contextValue = 'blocker';
+				const r = new vscode.Range(b.range.start.line, b.range.start.character, b.range.end.line, b.range.end.character);
+				it.command = { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.parse(b.uri), { selection: r }] };
 				return it;
 			}
 			case 'info': {

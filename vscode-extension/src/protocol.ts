@@ -38,6 +38,11 @@ export const CommandCoverage = "fuzzls.coverage";
  * GeneratedTest.
  */
 export const CommandGenerateFuzzTest = "fuzzls.generateFuzzTest";
+/**
+ * CommandBlockers answers a running target's top blockers (a TargetID
+ * argument; BlockersResult), for the Fuzzing view.
+ */
+export const CommandBlockers = "fuzzls.blockers";
 
 // Session states, as in SessionStatus.State.
 export const StateBuilding = "building";
@@ -140,6 +145,35 @@ export interface SessionStatus {
 /** StatusParams is the payload of fuzzls/status and the result of fuzzls.status. */
 export interface StatusParams {
 	sessions: SessionStatus[] | null;
+}
+
+/**
+ * Blocker is a comparison fuzzing reaches in front of code no input has
+ * reached yet: what it compared and the operands fuzzing fed it.
+ */
+export interface Blocker {
+	uri: string;
+	range: Range;
+	/** Expr is the comparison as written, Want its constant operand ("": none). */
+	expr: string;
+	want?: string;
+	/**
+	 * Nearest is the operand seen nearest Want (or the pair nearest each
+	 * other), Frequent the one seen most often: FrequentCount of Count records.
+	 */
+	nearest: string;
+	frequent: string;
+	frequentCount: number;
+	count: number;
+	/** Behind is how many uncovered blocks of the function lie behind it. */
+	behind: number;
+	/** Message says it in a line: "compared `x == 0x10`: nearest 0xf (12 of 30)". */
+	message: string;
+}
+
+/** BlockersResult is the result of fuzzls.blockers: the most code behind first. */
+export interface BlockersResult {
+	blockers: Blocker[] | null;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Aggregating fuzzls/status into what the status bar and the Fuzzing view show.
 // No VS Code dependency.
 
-import { StateBuilding, StateError, StateFuzzing, type SessionStatus, type StatusParams } from './protocol';
+import { StateBuilding, StateError, StateFuzzing, type Blocker, type SessionStatus, type StatusParams } from './protocol';
 
 export interface Summary {
 	/** Sessions building or fuzzing. */
@@ -80,6 +80,15 @@ export function quietText(x: SessionStatus): string | undefined {
 		return undefined;
 	}
 	return `no new coverage for ${formatDuration(x.sinceCoverage ?? 0)}, ${formatRate(x.execsSinceCoverage ?? 0)} execs`;
+}
+
+/**
+ * blockerText is a blocker as the Fuzzing view lists it: the comparison as the
+ * label, what fuzzing fed it and the code behind it as the description.
+ */
+export function blockerText(b: Blocker): { label: string; description: string } {
+	const fed = b.frequent === b.nearest ? `nearest ${b.nearest}` : `nearest ${b.nearest}, most frequent ${b.frequent}`;
+	return { label: b.expr, description: `${fed} · ${b.behind} block${b.behind === 1 ? '' : 's'} behind` };
 }
 
 /** formatRate writes 950, 12.3k, 1.2M. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionStatus } from '../../src/protocol';
-import { byPackage, formatDuration, formatRate, quietText, sessionLine, statusText, summarize } from '../../src/statusModel';
+import { blockerText, byPackage, formatDuration, formatRate, quietText, sessionLine, statusText, summarize } from '../../src/statusModel';
 import { History } from '../../src/history';
 import { renderChart } from '../../src/chartSvg';
 
@@ -94,5 +94,13 @@ describe('History and chart', () => {
 		assert.match(svg, /FuzzEval &#60;calc&#62;/);
 		assert.match(svg, /covered 4\/10 blocks/);
 		assert.match(renderChart([], 'x'), /waiting for data/);
+	});
+});
+
+describe('blockers', () => {
+	const b = { uri: 'file:///w/magic.go', range: { start: { line: 16, character: 0 }, end: { line: 16, character: 80 } }, expr: 'x == 0x89504e47', want: '0x89504e47', nearest: '0x89504e00', frequent: '0x0', frequentCount: 12, count: 30, behind: 5, message: '' };
+	it('labels a blocker with its comparison, and says what fuzzing fed it and what lies behind', () => {
+		assert.deepEqual(blockerText(b), { label: 'x == 0x89504e47', description: 'nearest 0x89504e00, most frequent 0x0 · 5 blocks behind' });
+		assert.deepEqual(blockerText({ ...b, frequent: '0x89504e00', behind: 1 }), { label: 'x == 0x89504e47', description: 'nearest 0x89504e00 · 1 block behind' });
 	});
 });
