@@ -333,7 +333,7 @@ func (s *server) handleEvent(ev engine.Event) {
 				s.showMessage(protocol.MessageTypeError, "fuzzls: build of %s failed: %s", ev.Package, firstLine(ev.Err.Error()))
 			}
 		} else {
-			s.logf(protocol.MessageTypeLog, "built %s in %.1fs", ev.Package, ev.Seconds)
+			s.logf(protocol.MessageTypeLog, "built %s in %.1fs (%s)", ev.Package, ev.Seconds, ev.StepsText())
 		}
 		for _, w := range ev.Warnings {
 			s.logf(protocol.MessageTypeWarning, "%s: %s", ev.Package, w)

@@ -356,16 +356,17 @@ func (s *Session) prepare(rebuilt bool) error {
 	// run), so an observer that reads Coverage() on it sees the new blocks; a seeds
 	// run that fails (bad f.Add types, bad corpus files) is a build error too.
 	var warnings []string
+	var steps []BuildStep
 	report := func(err error) error {
 		if err != nil { // the state observers read on the event is already StateError
 			s.mu.Lock()
 			s.state, s.err = StateError, err
 			s.mu.Unlock()
 		}
-		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Err: err, Warnings: warnings})
+		e.observe(&BuildEvent{Package: s.target.Package, Targets: []string{s.target.Name}, Seconds: time.Since(start).Seconds(), Steps: steps, Err: err, Warnings: warnings})
 		return err
 	}
-	bin, err := s.build(ctx)
+	bin, loaded, err := s.build(ctx)
 	if err != nil && s.stopped() {
 		return errStopped // no build error: Stop cancelled it
 	}
@@ -373,10 +374,13 @@ func (s *Session) prepare(rebuilt bool) error {
 		return report(err)
 	}
 	warnings = bin.Warnings
+	steps = append([]BuildStep{{Name: "load", Seconds: loaded.Sub(start).Seconds()}}, bin.Steps...)
+	seedsStart := time.Now()
 	seeds, err := runSeeds(bin, s.target.Name, e.opts.CacheDir, func(ev SeedsEvent) {
 		ev.Target = s.target
 		e.observe(&ev)
 	})
+	steps = append(steps, BuildStep{Name: "seeds", Seconds: time.Since(seedsStart).Seconds()})
 	var sk *skipped
 	if errors.As(err, &sk) {
 		s.mu.Lock()
@@ -395,10 +399,12 @@ func (s *Session) prepare(rebuilt bool) error {
 	if err != nil {
 		return report(&BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: %v", s.target.Name, err)})
 	}
+	corpusStart := time.Now()
 	slow := s.install(bin, seeds, user, s.initialCorpus(seeds))
 	if slow != nil {
 		s.e.observe(&CrashFixedEvent{Crash: slow})
 	}
+	steps = append(steps, BuildStep{Name: "corpus", Seconds: time.Since(corpusStart).Seconds()})
 	report(nil)
 	if rebuilt {
 		s.recheckCrashes()
@@ -474,11 +480,12 @@ func (s *Session) stopContext(ctx context.Context, cancel context.CancelFunc) (c
 	return ctx, cancel
 }
 
-func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
+func (s *Session) build(ctx context.Context) (bin *instrument.Binary, loaded time.Time, err error) {
 	e := s.e
 	pkgs, err := e.loader.Load(ctx, s.target.Dir, ".")
+	loaded = time.Now()
 	if err != nil {
-		return nil, &BuildError{Package: s.target.Package, Output: err.Error()}
+		return nil, loaded, &BuildError{Package: s.target.Package, Output: err.Error()}
 	}
 	var pkg *instrument.Package
 	for _, p := range pkgs {
@@ -487,36 +494,36 @@ func (s *Session) build(ctx context.Context) (*instrument.Binary, error) {
 		}
 	}
 	if pkg == nil {
-		return nil, &BuildError{Package: s.target.Package, Output: fmt.Sprintf("package %s has no test files", s.target.Package)}
+		return nil, loaded, &BuildError{Package: s.target.Package, Output: fmt.Sprintf("package %s has no test files", s.target.Package)}
 	}
 	found := false
 	for _, t := range pkg.Targets {
 		found = found || t.Name == s.target.Name
 	}
 	if !found && len(pkg.Errors) == 0 {
-		return nil, &BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: no fuzz target %s", s.target.Package, s.target.Name)}
+		return nil, loaded, &BuildError{Package: s.target.Package, Output: fmt.Sprintf("%s: no fuzz target %s", s.target.Package, s.target.Name)}
 	}
 	s.mu.Lock()
 	s.pkg = pkg
 	s.mu.Unlock()
 	// One build at a time: they compete for the same cores and the same go cache.
 	e.buildMu.Lock()
-	bin, err := instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp, Flags: e.opts.Build})
+	bin, err = instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp, Flags: e.opts.Build})
 	e.buildMu.Unlock()
 	if err != nil {
 		var be *BuildError
 		if errors.As(err, &be) {
-			return nil, be
+			return nil, loaded, be
 		}
 		// A step that failed for want of room or a cache that cannot be
 		// written is no error of the user's code: it keeps its cause.
 		var se *instrument.StepError
 		if errors.As(err, &se) {
-			return nil, se
+			return nil, loaded, se
 		}
-		return nil, &BuildError{Package: s.target.Package, Output: err.Error()}
+		return nil, loaded, &BuildError{Package: s.target.Package, Output: err.Error()}
 	}
-	return bin, nil
+	return bin, loaded, nil
 }
 
 // seedSet is what a seeds run hands over: the target's argument types and its

@@ -26,6 +26,9 @@ type Binary struct {
 	// Inputs are the user files this build read (for deciding what a change affects).
 	Inputs  []string
 	Seconds float64
+	// Steps are how long each step of the build took, in order: where a slow
+	// build's time goes (a big repository's copies, or the compiler).
+	Steps []Step
 	// Dict holds the literals of the instrumented packages, for the mutators.
 	Dict []string
 	// CmpCounters follow the block counters: one per comparison site.
@@ -43,6 +46,27 @@ type Binary struct {
 	Copies map[string]string
 	// Flags are the go test flags it was built with (Race: run it with GORACE set).
 	Flags BuildFlags
+}
+
+// Step is one step of a build and how long it took.
+type Step struct {
+	Name    string
+	Seconds float64
+}
+
+// steps times a build's steps.
+type steps struct {
+	list []Step
+	last time.Time
+}
+
+func newSteps() *steps { return &steps{last: time.Now()} }
+
+// done ends the step named name, begun when the one before it ended.
+func (s *steps) done(name string) {
+	now := time.Now()
+	s.list = append(s.list, Step{name, now.Sub(s.last).Seconds()})
+	s.last = now
 }
 
 // Block is one counter's range in the user's original file.
@@ -93,6 +117,7 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if len(pkg.Errors) > 0 {
 		return nil, loadError(pkg)
 	}
+	st := newSteps()
 	if err := CheckToolchain(ctx, pkg.Dir, opts.Runtime); err != nil {
 		return nil, err
 	}
@@ -103,6 +128,7 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if err != nil {
 		return nil, stepError(pkg, "standard library", err)
 	}
+	st.done("checks")
 	var warnings []string
 	switch role {
 	case stdMachinery:
@@ -113,7 +139,7 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	if !opts.NoCmp {
 		vh := loadVarHooks(buildDir(opts, pkg))
 		for attempt := 0; ; attempt++ {
-			bin, err := build(ctx, pkg, opts, role, vh)
+			bin, err := build(ctx, pkg, opts, role, vh, st)
 			var be *BuildError
 			if !errors.As(err, &be) {
 				if err == nil {
@@ -130,7 +156,7 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 			}
 		}
 	}
-	bin, err := build(ctx, pkg, opts, role, nil)
+	bin, err := build(ctx, pkg, opts, role, nil, st)
 	if err == nil {
 		bin.Warnings = warnings
 	}
@@ -159,8 +185,9 @@ func buildDir(opts BuildOptions, pkg *Package) string {
 // into (planBuild, plan.go), rewrite the files (rewriteUnits, rewrite.go), write
 // the bridges, the runtime, the replace directives and the harness, and the
 // overlay file naming them all (writeOverlay, overlay.go), then compile
-// (compile, compile.go). Errors are Build's.
-func build(ctx context.Context, pkg *Package, opts BuildOptions, role stdRole, vh *varHooks) (*Binary, error) {
+// (compile, compile.go). Errors are Build's. Each step's time is added to st
+// (a retry's steps after the failed attempt's) and the Binary gets them all.
+func build(ctx context.Context, pkg *Package, opts BuildOptions, role stdRole, vh *varHooks, st *steps) (*Binary, error) {
 	start := time.Now()
 	dir := buildDir(opts, pkg)
 	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
@@ -170,20 +197,26 @@ func build(ctx context.Context, pkg *Package, opts BuildOptions, role stdRole, v
 	if err != nil {
 		return nil, stepError(pkg, "copying dependency modules", err)
 	}
+	st.done("plan")
 	bin := &Binary{Package: pkg, Flags: opts.Flags, Copies: p.copies}
 	overlay := map[string]string{}
 	files, err := rewriteUnits(p, opts.Flags.Race, vh, bin, overlay)
 	if err != nil {
 		return nil, stepError(pkg, "instrumenting", err)
 	}
+	st.done("instrument")
 	ovl, err := writeOverlay(ctx, p, files, opts.Runtime, overlay)
 	if err != nil {
 		return nil, stepError(pkg, "overlay", err)
 	}
+	st.done("overlay")
 	if bin.Path, err = compile(ctx, pkg, opts.Flags, dir, ovl, overlay); err != nil {
+		st.done("go test -c failed")
 		return nil, stepError(pkg, "go test -c", err)
 	}
+	st.done("go test -c")
 	bin.Seconds = time.Since(start).Seconds()
+	bin.Steps = st.list
 	return bin, nil
 }
 

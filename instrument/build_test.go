@@ -16,14 +16,27 @@ import (
 // typed without type information (an interface against a concrete value, in
 // testdata/strength's sameValue) fails the build on its line; the retry leaves
 // that line alone and keeps every other hook, the two-operand checksum
-// comparison among them, and later builds skip the line from the start.
+// comparison among them, and later builds skip the line from the start. So
+// too with a cache directory whose path starts with the module's (the go
+// command prints /w/m-cache/… as ..-cache/… from the package /w/m/p: the line
+// was not found, and the package lost all its hooks).
 func TestBuildDropsRejectedVarHooks(t *testing.T) {
+	for _, place := range []string{"apart", "prefixed"} {
+		t.Run(place, func(t *testing.T) { testBuildDropsRejectedVarHooks(t, place) })
+	}
+}
+
+func testBuildDropsRejectedVarHooks(t *testing.T, place string) {
 	dir := testws.Copy(t, "../testdata/strength")
 	pkgs, err := new(Loader).Load(t.Context(), dir, ".")
 	if err != nil || len(pkgs) != 1 {
 		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
 	}
 	cache := t.TempDir()
+	if place == "prefixed" {
+		cache = filepath.Dir(dir) + "-cache"
+		t.Cleanup(func() { os.RemoveAll(cache) })
+	}
 	build := func(noCmp bool) *Binary {
 		bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: cache, Runtime: os.DirFS("../engine/fuzzrt"), NoCmp: noCmp})
 		if err != nil {
@@ -32,6 +45,18 @@ func TestBuildDropsRejectedVarHooks(t *testing.T) {
 		return bin
 	}
 	bin := build(false)
+	if len(bin.Warnings) > 0 {
+		t.Errorf("warnings: %q, want none", bin.Warnings)
+	}
+	// Its steps say where the time went: the failed attempt, then the retry.
+	var names []string
+	for _, st := range bin.Steps {
+		names = append(names, st.Name)
+	}
+	wantSteps := []string{"checks", "plan", "instrument", "overlay", "go test -c failed", "plan", "instrument", "overlay", "go test -c"}
+	if !slices.Equal(names, wantSteps) {
+		t.Errorf("steps = %q, want %q", names, wantSteps)
+	}
 	src := filepath.Join(dir, "strength.go")
 	out := instrumentedFile(t, cache, src)
 	for _, c := range []struct {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,6 +95,23 @@ var diagRE = regexp.MustCompile(`^((?:[^:]|:[^ ])+?\.go):(\d+):(?:(\d+):)? ?(.*)
 // "zz_fuzzls_instrumentation.go:1[/dir/x.go:582:5]: message".
 var compilerPosRE = regexp.MustCompile(`^` + posPath + `:(\d+)(?::(\d+))?(?:\[` + posPath + `:(\d+)(?::(\d+))?\])?: (.*)$`)
 
+// unbacked replaces the overlay's backing files in the go command's output
+// with the user's files they stand for. The go command shortens paths in its
+// output as strings: the package's directory becomes "." and its parent "..",
+// even inside a longer name (a cache directory /w/proj-cache next to a module
+// /w/proj prints as "..-cache/…"). So a backing file is found by its tail
+// under the cache (the build directory's name, unique by its hash, and below),
+// whatever came before it.
+func unbacked(out string, overlay map[string]string) string {
+	for orig, b := range overlay {
+		parts := strings.Split(filepath.ToSlash(b), "/")
+		tail := filepath.Join(parts[max(0, len(parts)-3):]...)
+		re := regexp.MustCompile(`(?:[A-Za-z]:)?[^\s:\[\]]*` + regexp.QuoteMeta(tail) + `\b`)
+		out = re.ReplaceAllLiteralString(out, orig)
+	}
+	return out
+}
+
 // generatedPrefix starts the name of every file and directory fuzzls generates
 // (the harness, the runtime, bridges, the //line name of added declarations).
 const generatedPrefix = "zz_fuzzls_"
@@ -112,23 +128,7 @@ func IsGenerated(path string) bool {
 // message about code fuzzls generated is never placed in a user's file: it has no
 // position and says whose code it is about.
 func compileError(pkg *Package, out string, overlay map[string]string) error {
-	back := make([]string, 0, len(overlay))
-	for orig, b := range overlay {
-		back = append(back, b, orig)
-	}
-	// Longer paths first, so no path is replaced inside another.
-	type pair struct{ from, to string }
-	var pairs []pair
-	for i := 0; i < len(back); i += 2 {
-		pairs = append(pairs, pair{back[i], back[i+1]})
-	}
-	sort.Slice(pairs, func(i, j int) bool { return len(pairs[i].from) > len(pairs[j].from) })
-	for _, p := range pairs {
-		out = strings.ReplaceAll(out, p.from, p.to)
-		if rel, err := filepath.Rel(pkg.Dir, p.from); err == nil {
-			out = strings.ReplaceAll(out, rel, p.to)
-		}
-	}
+	out = unbacked(out, overlay)
 	e := &BuildError{Package: pkg.ImportPath, Output: out}
 	for _, line := range strings.Split(out, "\n") {
 		m := compilerPosRE.FindStringSubmatch(strings.TrimSpace(line))

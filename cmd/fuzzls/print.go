@@ -51,7 +51,7 @@ func (r *reporter) Observe(ev engine.Event) {
 			fmt.Fprintf(r.W, "fuzzls: build of %s failed:\n%s\n", ev.Package, strings.TrimRight(ev.Err.Error(), "\n"))
 			return
 		}
-		fmt.Fprintf(r.W, "fuzzls: built %s (%s) in %.1fs\n", ev.Package, strings.Join(ev.Targets, ", "), ev.Seconds)
+		fmt.Fprintf(r.W, "fuzzls: built %s (%s) in %.1fs: %s\n", ev.Package, strings.Join(ev.Targets, ", "), ev.Seconds, ev.StepsText())
 		for _, w := range ev.Warnings {
 			fmt.Fprintf(r.W, "fuzzls: warning: %s\n", w)
 		}
