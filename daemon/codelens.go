@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -30,7 +31,7 @@ type fuzzFunc struct {
 // fuzzFuncs parses path (open document or disk) for fuzz targets. Syntax
 // errors leave the functions before them.
 func (s *server) fuzzFuncs(path string) []fuzzFunc {
-	if !strings.HasSuffix(path, "_test.go") {
+	if !strings.HasSuffix(path, "_test.go") || vendored(path) {
 		return nil
 	}
 	m, _, err := s.fileText(path)
@@ -38,6 +39,24 @@ func (s *server) fuzzFuncs(path string) []fuzzFunc {
 		return nil
 	}
 	return parseFuzzFuncs(path, m.text)
+}
+
+// vendored reports whether path lies in a module's vendor directory (one with
+// modules.txt, as go mod vendor makes it): a dependency's copy, whose tests go
+// test never runs, and which `go mod vendor` overwrites.
+func vendored(path string) bool {
+	for dir := filepath.Dir(path); ; {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		if filepath.Base(dir) == "vendor" {
+			if _, err := os.Stat(filepath.Join(dir, "modules.txt")); err == nil {
+				return true
+			}
+		}
+		dir = parent
+	}
 }
 
 func parseFuzzFuncs(path, text string) []fuzzFunc {

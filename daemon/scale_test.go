@@ -1,9 +1,13 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -256,5 +260,253 @@ func (c *lspConn) save(t *testing.T, path, text string) {
 	}
 	if err := c.Save(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// git runs git in dir.
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// A `git checkout` of a branch that changes 500 files in 25 packages (one of
+// which the fuzzed package imports) and adds a package, while the target
+// fuzzes: the watcher's burst is one rebuild, and fuzzing resumes.
+func TestGitCheckoutOneRebuild(t *testing.T) {
+	requireEngine(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	files := map[string]string{
+		"go.mod": "module example.com/w\n\ngo 1.22\n",
+		"target/target.go": `package target
+
+import "example.com/w/gen/g00"
+
+func Check(b []byte) int { return g00.F000(len(b)) }
+`,
+		"target/target_test.go": `package target
+
+import "testing"
+
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte("x"))
+	f.Fuzz(func(t *testing.T, b []byte) { Check(b) })
+}
+`,
+	}
+	genFile := func(pkg, file int, extra string) string {
+		return fmt.Sprintf("package g%02d\n\nfunc F%03d(i int) int { return i + %d }\n%s", pkg, file, file, extra)
+	}
+	for pkg := range 25 {
+		for file := range 20 {
+			files[fmt.Sprintf("gen/g%02d/f%03d.go", pkg, file)] = genFile(pkg, file, "")
+		}
+	}
+	dir := testws.Write(t, files)
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "main")
+	git(t, dir, "checkout", "-q", "-b", "other")
+	for pkg := range 25 {
+		for file := range 20 {
+			path := filepath.Join(dir, fmt.Sprintf("gen/g%02d/f%03d.go", pkg, file))
+			if err := os.WriteFile(path, []byte(genFile(pkg, file, fmt.Sprintf("\nfunc G%03d() int { return %d }\n", file, file))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "gen", "new", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gen", "new", "sub", "new.go"), []byte("package sub\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "other")
+	git(t, dir, "checkout", "-q", "main")
+
+	p := startInProcess(t, Options{})
+	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	c := p.lspConn
+	testGo := filepath.Join(dir, "target", "target_test.go")
+	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzCheck"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitFuzzing(t, c, 1, 2*time.Minute)
+	const built = "built example.com/w/target in"
+	builds, rebuilds := countLogs(c, built), countLogs(c, "rebuilding FuzzCheck")
+	execs := c.status().Sessions[0].Execs
+
+	start := time.Now()
+	git(t, dir, "checkout", "-q", "other")
+	t.Logf("git checkout took %v", time.Since(start).Round(time.Millisecond))
+	poll(t, "the rebuild after the checkout", 2*time.Minute, func() bool { return countLogs(c, built) > builds })
+	t.Logf("built again %v after the checkout began", time.Since(start).Round(time.Millisecond))
+	time.Sleep(5 * time.Second) // the batcher's longest wait: a second rebuild would have begun
+	if n, m := countLogs(c, built)-builds, countLogs(c, "rebuilding FuzzCheck")-rebuilds; n != 1 || m != 1 {
+		t.Errorf("the checkout of 500 files made %d rebuilds (%d builds), want 1", m, n)
+	}
+	poll(t, "fuzzing again", time.Minute, func() bool {
+		st := c.status()
+		return len(st.Sessions) == 1 && st.Sessions[0].State == fproto.StateFuzzing && st.Sessions[0].Execs > execs
+	})
+}
+
+// A workspace of two modules joined by go.work, the second using the first's
+// package through the workspace alone (no require): each module's target has
+// its lens, and fuzzls.start of all of them builds and fuzzes both.
+func TestGoWorkModules(t *testing.T) {
+	requireEngine(t)
+	dir := testws.Write(t, map[string]string{
+		"go.work":  "go 1.22\n\nuse (\n\t./a\n\t./b\n)\n",
+		"a/go.mod": "module example.com/a\n\ngo 1.22\n",
+		"a/lib/lib.go": `package lib
+
+func Double(i int) int { return 2 * i }
+`,
+		"a/lib/lib_test.go": `package lib
+
+import "testing"
+
+func FuzzDouble(f *testing.F) {
+	f.Add(1)
+	f.Fuzz(func(t *testing.T, i int) { Double(i) })
+}
+`,
+		"b/go.mod": "module example.com/b\n\ngo 1.22\n",
+		"b/use/use.go": `package use
+
+import "example.com/a/lib"
+
+func Quad(i int) int { return lib.Double(lib.Double(i)) }
+`,
+		"b/use/use_test.go": `package use
+
+import "testing"
+
+func FuzzQuad(f *testing.F) {
+	f.Add(1)
+	f.Fuzz(func(t *testing.T, i int) { Quad(i) })
+}
+`,
+	})
+	p := startInProcess(t, Options{})
+	p.initialize(dir, map[string]any{"parallel": 2, "cacheDir": t.TempDir()})
+	c := p.lspConn
+	for _, f := range []string{"a/lib/lib_test.go", "b/use/use_test.go"} {
+		path := filepath.Join(dir, f)
+		p.open(path)
+		lenses, err := p.Server.CodeLens(p.Ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}})
+		if err != nil || len(lenses) != 1 || lenses[0].Command.Command != fproto.CommandStart {
+			t.Fatalf("lenses of %s: %v, %+v; want one ▶ Fuzz", f, err, lenses)
+		}
+		// The lens's own command, as the editor runs it.
+		if _, err := p.Command(lenses[0].Command.Command, json.RawMessage(lenses[0].Command.Arguments[0])); err != nil {
+			t.Fatalf("%s: %v", lenses[0].Command.Title, err)
+		}
+	}
+	awaitFuzzing(t, c, 2, 3*time.Minute)
+	st := c.status()
+	if st.Sessions[0].Package != "example.com/a/lib" || st.Sessions[1].Package != "example.com/b/use" {
+		t.Errorf("sessions %+v", st.Sessions)
+	}
+	// Stopped, then all started from the workspace's root, which is no module.
+	p.Command(fproto.CommandStop, nil)
+	if _, err := p.Command(fproto.CommandStart, nil); err != nil {
+		t.Fatalf("start all: %v", err)
+	}
+	awaitFuzzing(t, c, 2, 3*time.Minute)
+}
+
+// A module that vendors its dependency (the dependency's own module removed
+// after `go mod vendor`, so only vendor/ has it): the watcher watches nothing
+// in vendor/, .git, node_modules nor testdata but testdata/fuzz; a target
+// under vendor/ gets no lens; the module's target builds with -mod=vendor
+// (go's default with vendor/modules.txt) and fuzzes.
+func TestVendorDirectory(t *testing.T) {
+	requireEngine(t)
+	root := testws.Write(t, map[string]string{
+		"dep/go.mod": "module example.com/dep\n\ngo 1.22\n",
+		"dep/dep.go": `package dep
+
+func Parse(b []byte) int {
+	if len(b) > 2 && b[0] == 'v' {
+		return int(b[1])
+	}
+	return 0
+}
+`,
+		"m/go.mod": "module example.com/m\n\ngo 1.22\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+		"m/m.go": `package m
+
+import "example.com/dep"
+
+func Version(b []byte) int { return dep.Parse(b) }
+`,
+		"m/m_test.go": `package m
+
+import "testing"
+
+func FuzzVersion(f *testing.F) {
+	f.Add([]byte("v1"))
+	f.Fuzz(func(t *testing.T, b []byte) { Version(b) })
+}
+`,
+		"m/testdata/fuzz/FuzzVersion/seed": "go test fuzz v1\n[]byte(\"v2\")\n",
+		"m/testdata/big/a/b/c.txt":         "not watched\n",
+		"m/node_modules/x/y/z.js":          "",
+		"m/.git/objects/ab/cd":             "",
+	})
+	dir := filepath.Join(root, "m")
+	cmd := exec.Command("go", "mod", "vendor")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod vendor: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "dep")); err != nil {
+		t.Fatal(err)
+	}
+	vendored := filepath.Join(dir, "vendor", "example.com", "dep", "dep_test.go")
+	if err := os.WriteFile(vendored, []byte("package dep\n\nimport \"testing\"\n\nfunc FuzzParse(f *testing.F) { f.Fuzz(func(t *testing.T, b []byte) { Parse(b) }) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var srv *server
+	p := startInProcess(t, Options{started: func(s *server) { srv = s }})
+	p.initialize(dir, map[string]any{"parallel": 1, "cacheDir": t.TempDir()})
+	c := p.lspConn
+	p.open(vendored)
+	if lenses, err := p.Server.CodeLens(p.Ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(vendored)}}); err != nil || len(lenses) != 0 {
+		t.Errorf("lenses of a vendored test file: %v, %+v; want none", err, lenses)
+	}
+	testGo := filepath.Join(dir, "m_test.go")
+	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(testGo)), Target: "FuzzVersion"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitFuzzing(t, c, 1, 2*time.Minute)
+
+	var watched []string
+	poll(t, "the watcher", 10*time.Second, func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		if srv.watcher != nil {
+			watched = srv.watcher.fsw.WatchList()
+		}
+		return len(watched) > 0
+	})
+	slices.Sort(watched)
+	var rel []string
+	for _, w := range watched {
+		r, _ := filepath.Rel(dir, w)
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	want := []string{".", "testdata", "testdata/fuzz", "testdata/fuzz/FuzzVersion"}
+	if !slices.Equal(rel, want) {
+		t.Errorf("watched %v, want %v", rel, want)
 	}
 }

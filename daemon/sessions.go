@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"sort"
@@ -120,22 +121,52 @@ func (s *server) startTarget(ctx context.Context, file, name string) error {
 	return fmt.Errorf("no fuzz target %s in %s", name, filepath.Dir(file))
 }
 
-// startAll starts every target in the workspace folders.
+// startAll starts every target in the workspace folders, in each module of
+// them: "./..." stops at a nested module's go.mod, and in a folder that is
+// a go.work's root but no module it matches nothing.
 func (s *server) startAll(ctx context.Context) error {
 	var errs []error
 	for _, folder := range s.workspaceFolders() {
-		targets, err := s.discover(ctx, folder, "./...")
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, t := range targets {
-			if s.inWorkspace(t.File) {
-				errs = append(errs, s.startSession(t))
+		for _, root := range moduleRoots(folder) {
+			targets, err := s.discover(ctx, root, "./...")
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, t := range targets {
+				if s.inWorkspace(t.File) {
+					errs = append(errs, s.startSession(t))
+				}
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// moduleRoots lists the directories under folder that hold a go.mod, skipping
+// what the watcher skips and testdata (whose modules are test inputs); folder
+// itself if there is none (a directory inside a module, GOPATH).
+func moduleRoots(folder string) []string {
+	var roots []string
+	_ = filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if path != folder && (skipDir(d.Name()) || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == "go.mod" {
+			roots = append(roots, filepath.Dir(path))
+		}
+		return nil
+	})
+	if len(roots) == 0 {
+		return []string{folder}
+	}
+	return roots
 }
 
 // discover lists the fuzz targets of the packages matching patterns in dir,

@@ -139,7 +139,7 @@ func watchedDirs(roots []string, stop int) int {
 			if err != nil || !d.IsDir() {
 				return nil
 			}
-			if path != root && skipDir(d.Name()) {
+			if path != root && skipWatch(path) {
 				return filepath.SkipDir
 			}
 			if n++; n >= stop {
@@ -260,14 +260,20 @@ func newWatcherWith(mk func() (*fsnotify.Watcher, error), changed func(string), 
 }
 
 // skipDir reports whether a directory is never watched: VCS and dependency
-// trees and hidden directories. testdata is watched (testdata/fuzz holds the
-// seed corpus).
+// trees and hidden directories.
 func skipDir(name string) bool {
 	switch name {
 	case ".git", "vendor", "node_modules":
 		return true
 	}
 	return strings.HasPrefix(name, ".") && name != "." && name != ".."
+}
+
+// skipWatch is skipDir, and in a testdata directory all but fuzz (the seed
+// corpus): go builds nothing from testdata, which may hold big trees.
+func skipWatch(path string) bool {
+	name := filepath.Base(path)
+	return skipDir(name) || name != "fuzz" && filepath.Base(filepath.Dir(path)) == "testdata"
 }
 
 // relevantFile reports whether a change of path can matter to a session: Go
@@ -325,7 +331,7 @@ func (w *watcher) walk(root string, emit bool) error {
 			}
 			return nil
 		}
-		if path != root && skipDir(d.Name()) {
+		if path != root && skipWatch(path) {
 			return filepath.SkipDir
 		}
 		if err := w.fsw.Add(path); err != nil {
@@ -361,7 +367,7 @@ func (w *watcher) loop() {
 func (w *watcher) handle(ev fsnotify.Event) {
 	if ev.Has(fsnotify.Create) {
 		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-			if !skipDir(filepath.Base(ev.Name)) {
+			if !skipWatch(ev.Name) {
 				if err := w.walk(ev.Name, true); err != nil {
 					w.report(err)
 				}
