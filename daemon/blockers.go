@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -118,10 +119,17 @@ func (s *server) blockerDiagnostics(add func(path string, d protocol.Diagnostic)
 	}
 }
 
-// blockersAt returns the blockers, asked of the running sessions now, whose
-// comparison is on line of path or whose uncovered block holds it.
-func (s *server) blockersAt(path string, line int) []engine.Blocker {
-	var out []engine.Blocker
+// sessionBlocker is a blocker with the session it is of.
+type sessionBlocker struct {
+	sess *session
+	engine.Blocker
+}
+
+// blockersIn returns the blockers, asked of the running sessions now, whose
+// comparison is on the lines first to last of path or whose uncovered block
+// holds one of them.
+func (s *server) blockersIn(path string, first, last int) []sessionBlocker {
+	var out []sessionBlocker
 	for _, id := range s.sessionIDs(func(sess *session) bool { return sess.fs.DependsOn(path) }) {
 		s.mu.Lock()
 		sess := s.sessions[id]
@@ -130,12 +138,55 @@ func (s *server) blockersAt(path string, line int) []engine.Blocker {
 			continue
 		}
 		for _, b := range sess.fs.Blockers() {
-			if samePath(b.File, path) && (b.Line == line || b.Block.StartLine <= line && line <= b.Block.EndLine) {
-				out = append(out, b)
+			if samePath(b.File, path) && (first <= b.Line && b.Line <= last || b.Block.StartLine <= last && first <= b.Block.EndLine) {
+				out = append(out, sessionBlocker{sess, b})
 			}
 		}
 	}
 	return out
+}
+
+// solveTimeout bounds the search for an input that takes a blocker's branch
+// in a code action request.
+const solveTimeout = 10 * time.Second
+
+// blockerActions offers, at each blocker of the lines first to last of path
+// whose branch the engine finds an input for (Session.SolveBlocker), "Add as
+// seed": the input put in the target's seed corpus by a WorkspaceEdit.
+func (s *server) blockerActions(ctx context.Context, path string, first, last int, diags []protocol.Diagnostic) []protocol.CommandOrCodeAction {
+	s.mu.Lock()
+	createFiles := s.caps.createFiles
+	s.mu.Unlock()
+	if !createFiles {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, solveTimeout)
+	defer cancel()
+	quickfix := protocol.CodeActionKindQuickFix
+	var actions []protocol.CommandOrCodeAction
+	for _, b := range s.blockersIn(path, first, last) {
+		input, err := b.sess.fs.SolveBlocker(ctx, b.Blocker)
+		if err != nil || input == "" {
+			continue
+		}
+		edit, err := s.corpusEdit(b.sess.target, []string{input})
+		if err != nil {
+			continue
+		}
+		var ds []protocol.Diagnostic
+		for _, d := range diags {
+			if code, ok := d.Code.(protocol.String); ok && code == "blocker" && int(d.Range.Start.Line)+1 == b.Line {
+				ds = append(ds, d)
+			}
+		}
+		actions = append(actions, &protocol.CodeAction{
+			Title:       fmt.Sprintf("Add as seed of %s: an input that takes this branch (`%s`)", b.sess.target.Name, b.Expr),
+			Kind:        &quickfix,
+			Diagnostics: ds,
+			Edit:        edit,
+		})
+	}
+	return actions
 }
 
 func blockerMarkdown(b engine.Blocker) string {

@@ -17,8 +17,9 @@ import (
 )
 
 // CodeAction offers, on a crash diagnostic, "Add input to seed corpus",
-// "Debug this crash" (debug.go) and "Add as f.Add(…) to FuzzXxx", and on any line of a running target "Seed
-// corpus from the current corpus". All are WorkspaceEdits the client applies
+// "Debug this crash" (debug.go) and "Add as f.Add(…) to FuzzXxx", on any line of a running target "Seed
+// corpus from the current corpus", and at a blocker an input that takes its
+// branch as a seed (blockers.go). All are WorkspaceEdits the client applies
 // (so undo works); a client that cannot create files gets commands instead.
 func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
 	path, err := filePath(params.TextDocument.URI)
@@ -119,6 +120,7 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 				Command: protocol.Command{Title: title, Command: fproto.CommandSeedCorpus, Arguments: []protocol.LSPAny{arg}}})
 		}
 	}
+	actions = append(actions, s.blockerActions(ctx, path, first, last, params.Context.Diagnostics)...)
 	return append(actions, s.generateActions(ctx, params, path)...), nil
 }
 

@@ -29,7 +29,7 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		line = m.goLine(params.Position)
 	}
 	crashes := s.crashesAt(path, line)
-	blockers := s.blockersAt(path, line)
+	blockers := s.blockersIn(path, line, line)
 	if len(crashes) == 0 && len(blockers) == 0 {
 		return nil, nil
 	}
@@ -38,7 +38,7 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		parts = append(parts, crashMarkdown(c))
 	}
 	for _, b := range blockers {
-		parts = append(parts, blockerMarkdown(b))
+		parts = append(parts, blockerMarkdown(b.Blocker))
 	}
 	var rng *protocol.Range
 	if err == nil {

@@ -36,6 +36,7 @@ type fuzzSession interface {
 	DependsOn(file string) bool
 	SeedCandidates() []string
 	Blockers() []engine.Blocker
+	SolveBlocker(ctx context.Context, b engine.Blocker) (string, error)
 }
 
 var _ fuzzSession = (*engine.Session)(nil)

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -73,6 +75,15 @@ type blockerState struct {
 	mu    sync.Mutex
 	bin   *instrument.Binary
 	table fuzzrt.CmpTable
+	// solved holds what SolveBlocker found for bin's sites.
+	solved map[int]solution
+}
+
+// solution is what SolveBlocker found at a site: an input ("": none, with a
+// corpus of corpus entries; a bigger one is searched again).
+type solution struct {
+	input  string
+	corpus int
 }
 
 // merge takes a worker of bin's comparison summaries; those of another build
@@ -81,9 +92,31 @@ func (b *blockerState) merge(bin *instrument.Binary, sums []fuzzrt.CmpSummary) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.bin != bin {
-		b.bin, b.table = bin, fuzzrt.CmpTable{}
+		b.bin, b.table, b.solved = bin, fuzzrt.CmpTable{}, nil
 	}
 	b.table.Merge(sums)
+}
+
+// solution returns what was found for bin's site (false: nothing known).
+func (b *blockerState) solution(bin *instrument.Binary, site int) (solution, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sol, ok := b.solved[site]
+	return sol, ok && b.bin == bin
+}
+
+// setSolution records what was found for bin's site, unless the table is
+// another build's by now.
+func (b *blockerState) setSolution(bin *instrument.Binary, site int, sol solution) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bin != bin {
+		return
+	}
+	if b.solved == nil {
+		b.solved = map[int]solution{}
+	}
+	b.solved[site] = sol
 }
 
 // summaries returns the comparison sites of bin that have a summary, with it;
@@ -125,6 +158,70 @@ func (s *Session) Blockers() []Blocker {
 			yield(st.site, st.sum)
 		}
 	})
+}
+
+// Bounds of SolveBlocker: the corpus entries reaching the comparison it
+// searches from, and the executions a search from each may take (a worker runs
+// a small input in microseconds; an image of 64 kB with its operand everywhere
+// takes about a second).
+const (
+	solveEntries = 8
+	solveMax     = 1 << 16
+)
+
+// SolveBlocker looks for an input that takes b's branch: from the corpus
+// entries that reach b's comparison, the input-to-state replacements of its
+// operands (in every place, where a comparison round tries a few), run on a
+// worker of its own until one reaches the block behind it. It returns the
+// input (`go test fuzz v1` text), "" when there is none; what it found is kept
+// for the build, and a search that found nothing is made again once the
+// corpus has grown.
+func (s *Session) SolveBlocker(ctx context.Context, b Blocker) (string, error) {
+	s.mu.Lock()
+	bin := s.bin
+	s.mu.Unlock()
+	if bin == nil {
+		return "", fmt.Errorf("%s: no build", s.target.Name)
+	}
+	site, counter := -1, -1
+	for i, cs := range bin.CmpSites {
+		if bin.Files[cs.File] == b.File && cs.Line == b.Line && cs.Col == b.Col {
+			site = i
+			break
+		}
+	}
+	for i, bl := range bin.Blocks {
+		if bin.Files[bl.File] == b.Block.File && bl.StartLine == b.Block.StartLine && bl.StartCol == b.Block.StartCol {
+			counter = i
+			break
+		}
+	}
+	if site < 0 || counter < 0 {
+		return "", fmt.Errorf("%s:%d: no comparison of the current build of %s", b.File, b.Line, s.target.Name)
+	}
+	entries := s.corpus.list()
+	if sol, ok := s.blk.solution(bin, site); ok && (sol.input != "" || sol.corpus == len(entries)) {
+		return sol.input, nil
+	}
+	reached := uint32(len(bin.Blocks) + bin.CmpSites[site].Counter)
+	r := &replayer{s: s, solve: &fuzzrt.SolveArgs{Site: int32(site), Counter: uint32(counter), Max: solveMax}}
+	defer r.close()
+	tried := 0
+	for _, e := range entries {
+		if tried == solveEntries || r.solved != "" {
+			break
+		}
+		if !slices.ContainsFunc(e.cov, func(c uint32) bool { return c>>8 == reached }) {
+			continue
+		}
+		tried++
+		r.run(ctx, e.input)
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+	}
+	s.blk.setSolution(bin, site, solution{input: r.solved, corpus: len(entries)})
+	return r.solved, nil
 }
 
 // blockers finds the blockers among the sites that have a summary.

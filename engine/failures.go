@@ -209,6 +209,10 @@ type replayer struct {
 	w       *workerProc
 	id      int64
 	lastCov []uint32 // coverage of the last input that ran to completion
+	// solve, when set, makes each run a search from its input (SolveArgs),
+	// whose answer is solved.
+	solve  *fuzzrt.SolveArgs
+	solved string
 }
 
 // run executes input once. It returns the failure (nil when the input passed) and
@@ -229,7 +233,8 @@ func (r *replayer) run(ctx context.Context, input string) (*failure.Failure, boo
 	w := r.w
 	r.id++
 	w.setBusy(true)
-	if err := w.send(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: r.id, Input: input}}); err != nil {
+	r.solved = ""
+	if err := w.send(&fuzzrt.Request{Exec: &fuzzrt.ExecArgs{ID: r.id, Input: input, Solve: r.solve}}); err != nil {
 		r.close()
 		return nil, false
 	}
@@ -253,7 +258,7 @@ func (r *replayer) run(ctx context.Context, input string) (*failure.Failure, boo
 				continue
 			}
 			w.setBusy(false)
-			r.lastCov = m.Result.Cov
+			r.lastCov, r.solved = m.Result.Cov, m.Result.Solved
 			if m.Result.Output == "" {
 				return nil, true
 			}

@@ -179,7 +179,7 @@ func (c *cmpState) candidates(vals []any, dict func([]byte), try func([]any) boo
 			capped := false
 			var cands [][]any
 			for i := range vals {
-				vs, more := replaceIn(vals[i], from, to, c.intn)
+				vs, more := replaceIn(vals[i], from, to, c.intn, maxCmpPlaces)
 				capped = capped || more
 				for _, v := range vs {
 					cand := CloneValues(vals)
@@ -234,19 +234,19 @@ func operandKey(o operand) string {
 	return "s" + string(o.s)
 }
 
-// replaceIn returns values derived from v with from replaced by to, and whether
-// from was found in more places than were used.
-func replaceIn(v any, from, to operand, intn func(int) int) ([]any, bool) {
+// replaceIn returns values derived from v with from replaced by to, in at most
+// places places, and whether from was found in more places than were used.
+func replaceIn(v any, from, to operand, intn func(int) int, places int) ([]any, bool) {
 	switch x := v.(type) {
 	case []byte:
-		bs, capped := replaceBytes(x, from, to, intn)
+		bs, capped := replaceBytes(x, from, to, intn, places)
 		out := make([]any, len(bs))
 		for i, b := range bs {
 			out[i] = b
 		}
 		return out, capped
 	case string:
-		bs, capped := replaceBytes([]byte(x), from, to, intn)
+		bs, capped := replaceBytes([]byte(x), from, to, intn, places)
 		out := make([]any, len(bs))
 		for i, b := range bs {
 			out[i] = string(b)
@@ -279,15 +279,47 @@ func replaceIn(v any, from, to operand, intn func(int) int) ([]any, bool) {
 }
 
 // replaceBytes finds encodings of from in data and writes the same encoding of to
-// there, each in a fresh slice. Where there are more places than maxCmpPlaces, a
+// there, each in a fresh slice. Where there are more places than places, a
 // sample of them is used (capped is then true).
-func replaceBytes(data []byte, from, to operand, intn func(int) int) (out [][]byte, capped bool) {
-	type edit struct {
-		off, n int
-		rep    string
+func replaceBytes(data []byte, from, to operand, intn func(int) int, places int) (out [][]byte, capped bool) {
+	edits := byteEdits(data, from, to, 4*places)
+	if len(edits) == 0 && from.isStr && to.isStr && len(to.s) > 0 {
+		// Not found: try the token at the start, before and after the input.
+		n := append(append([]byte(nil), to.s...), data[min(len(data), len(to.s)):]...)
+		return [][]byte{n, append(append([]byte(nil), to.s...), data...), append(append([]byte(nil), data...), to.s...)}, false
 	}
-	var edits []edit
-	seen := map[edit]bool{}
+	if len(edits) > places {
+		capped = true
+		if intn != nil {
+			for i := 0; i < places; i++ {
+				j := i + intn(len(edits)-i)
+				edits[i], edits[j] = edits[j], edits[i]
+			}
+		}
+		edits = edits[:places]
+	}
+	for _, e := range edits {
+		out = append(out, e.apply(data))
+	}
+	return out, capped
+}
+
+// byteEdit writes rep over the n bytes at off.
+type byteEdit struct {
+	off, n int
+	rep    string
+}
+
+func (e byteEdit) apply(data []byte) []byte {
+	n := make([]byte, 0, len(data)-e.n+len(e.rep))
+	return append(append(append(n, data[:e.off]...), e.rep...), data[e.off+e.n:]...)
+}
+
+// byteEdits finds encodings of from in data, at most limit places an
+// encoding, and returns the edits that write the same encoding of to there.
+func byteEdits(data []byte, from, to operand, limit int) []byteEdit {
+	var edits []byteEdit
+	seen := map[byteEdit]bool{}
 	add := func(pat, rep []byte) {
 		// Each encoding gets its own bound, so a noisy one (the byte 0x01)
 		// cannot crowd out a precise one (a 4-byte little-endian 1).
@@ -301,14 +333,14 @@ func replaceBytes(data []byte, from, to operand, intn func(int) int) (out [][]by
 		for suf < min(len(pat), len(rep))-pre && pat[len(pat)-1-suf] == rep[len(rep)-1-suf] {
 			suf++
 		}
-		for off, n := 0, 0; len(pat) > 0 && n < 4*maxCmpPlaces && off <= len(data)-len(pat); n++ {
+		for off, n := 0, 0; len(pat) > 0 && n < limit && off <= len(data)-len(pat); n++ {
 			i := bytes.Index(data[off:], pat)
 			if i < 0 {
 				return
 			}
 			// Only the bytes that change: the same change found through two
 			// encodings (a 1 as 2 and as 4 little-endian bytes) is one edit.
-			e := edit{off + i + pre, len(pat) - pre - suf, string(rep[pre : len(rep)-suf])}
+			e := byteEdit{off + i + pre, len(pat) - pre - suf, string(rep[pre : len(rep)-suf])}
 			if !seen[e] {
 				seen[e] = true
 				edits = append(edits, e)
@@ -320,13 +352,9 @@ func replaceBytes(data []byte, from, to operand, intn func(int) int) (out [][]by
 	case from.isStr && to.isStr:
 		add(from.s, to.s)
 		// A partial match (HasPrefix on a longer input): overwrite where its first
-		// bytes are, and try the token at the start and the end.
+		// bytes are.
 		if len(from.s) > len(to.s) && len(to.s) > 0 {
 			add(from.s[:len(to.s)], to.s)
-		}
-		if len(edits) == 0 && len(to.s) > 0 {
-			n := append(append([]byte(nil), to.s...), data[min(len(data), len(to.s)):]...)
-			return [][]byte{n, append(append([]byte(nil), to.s...), data...), append(append([]byte(nil), data...), to.s...)}, false
 		}
 	case from.isInt && to.isInt:
 		for _, d := range []uint64{0, 1, ^uint64(0)} {
@@ -354,22 +382,7 @@ func replaceBytes(data []byte, from, to operand, intn func(int) int) (out [][]by
 			}
 		}
 	}
-	if len(edits) > maxCmpPlaces {
-		capped = true
-		if intn != nil {
-			for i := 0; i < maxCmpPlaces; i++ {
-				j := i + intn(len(edits)-i)
-				edits[i], edits[j] = edits[j], edits[i]
-			}
-		}
-		edits = edits[:maxCmpPlaces]
-	}
-	for _, e := range edits {
-		n := make([]byte, 0, len(data)-e.n+len(e.rep))
-		n = append(append(append(n, data[:e.off]...), e.rep...), data[e.off+e.n:]...)
-		out = append(out, n)
-	}
-	return out, capped
+	return edits
 }
 
 // fitsIn reports whether u, an integer of size bytes, keeps its value in w bytes,

@@ -138,7 +138,7 @@ func TestKindTable(t *testing.T) {
 			if k == KindString || k == KindBytes {
 				return
 			}
-			repl, _ := replaceIn(v, from, to, nil)
+			repl, _ := replaceIn(v, from, to, nil, maxCmpPlaces)
 			if len(repl) == 0 || KindOf(repl[0]) != k || !sameValue(repl[0], cur[0]) {
 				t.Errorf("replaceIn(%#v, %#v→%#v) = %#v", v, v, cur[0], repl)
 			}

@@ -70,10 +70,22 @@ type Entry struct {
 	Cov   []uint32 // counter index << 8 | bucket bits
 }
 
-// ExecArgs asks for one execution.
+// ExecArgs asks for one execution, or with Solve for an input derived from
+// Input that takes a branch.
 type ExecArgs struct {
 	ID    int64
 	Input string
+	Solve *SolveArgs
+}
+
+// SolveArgs ask for an input that reaches block counter Counter: Input runs
+// with comparison recording on, then the input-to-state replacements of the
+// operands of site Site's comparisons, in every place an operand shows up (a
+// comparison round tries a few), until one reaches it or Max have run.
+type SolveArgs struct {
+	Site    int32
+	Counter uint32
+	Max     int32
 }
 
 // Message is a worker → coordinator message.
@@ -126,6 +138,9 @@ type ExecResult struct {
 	ID     int64
 	Output string // failure output; empty when the input passed
 	Cov    []uint32
+	// Solved answers a Solve: the input that reached the counter ("" none;
+	// Output and Cov are then empty).
+	Solved string
 }
 
 // A frame is the length of its payload (uvarint), then the payload: the message's

@@ -190,9 +190,12 @@ func (w *worker) handle(r Request) {
 	case r.Exec != nil:
 		res := &ExecResult{ID: r.Exec.ID}
 		vals, err := Unmarshal([]byte(r.Exec.Input))
-		if err != nil {
+		switch {
+		case err != nil:
 			res.Output = "fuzzls: bad input: " + err.Error()
-		} else {
+		case r.Exec.Solve != nil:
+			res.Solved = w.solve(vals, *r.Exec.Solve)
+		default:
 			res.Output, _ = w.run(vals)
 			res.Cov = w.coverage(nil)
 		}

@@ -1,0 +1,3 @@
+module example.com/seedable
+
+go 1.24
