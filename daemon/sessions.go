@@ -515,6 +515,9 @@ func (s *server) status() fproto.StatusParams {
 			Changed: st.Changed, ChangedReached: st.ChangedReached,
 			SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage,
 		}
+		for _, m := range st.Mutators {
+			ss.Mutators = append(ss.Mutators, fproto.MutatorStatus(m))
+		}
 		if st.Plateaued {
 			ss.Message = fmt.Sprintf("stopped after %s without new coverage (the plateau setting); a save fuzzes it again", st.SinceCoverage.Round(time.Second))
 		}

@@ -209,6 +209,22 @@ type Stats struct {
 	// Plateaued: the session stopped fuzzing after Options.Plateau without new
 	// coverage (a persistent session fuzzes again on the next build).
 	Plateaued bool
+	// Mutators are the user's own mutators and generators (package fuzzhook)
+	// the current build's workers used, in the order first reported.
+	Mutators []MutatorStats
+}
+
+// MutatorStats is what one of the user's mutators or generators did in the
+// current build: the executions of the inputs it made, how many of them
+// reached new coverage, and how often it panicked (those inputs never ran).
+// Problem is its first panic (value and stack) or why the target cannot use it.
+type MutatorStats struct {
+	Name    string `json:"name"` // its function, as the runtime names it: example.com/expr.FuzzExpr.func1
+	Kind    string `json:"kind"` // "mutator" or "generator"
+	Execs   int64  `json:"execs"`
+	Finds   int64  `json:"finds"`
+	Panics  int64  `json:"panics"`
+	Problem string `json:"problem,omitempty"`
 }
 
 // Event is what an Engine reports to its observer: one of *BuildEvent, *SeedsEvent,
@@ -281,6 +297,8 @@ type DoneEvent struct {
 	// Plateau is the fuzzing time without new coverage after which it stopped
 	// (Options.Plateau); 0 when it stopped otherwise.
 	Plateau time.Duration
+	// Mutators: the user's mutators and generators, as in Stats.
+	Mutators []MutatorStats
 }
 
 func (*BuildEvent) event()      {}

@@ -282,6 +282,10 @@ func (p *fuzzPhase) onMessage(w *workerProc, m *fuzzrt.Message) (outcome, bool) 
 		p.onNew(w, m.New)
 	case m.Cmps != nil:
 		s.blk.merge(p.bin, m.Cmps)
+	case m.Hooks != nil:
+		for _, h := range s.hooks.merge(p.bin, m.Hooks) {
+			fmt.Fprintf(p.o.Log, "fuzzls: %s: %s %s: %s\n", s.target.Name, h.Kind, h.Name, problemLine(h.Problem))
+		}
 	case m.Result != nil:
 		if p.syncResult(m.Result) {
 			return outFinished, true

@@ -56,6 +56,7 @@ type Session struct {
 	sync      *syncState    // the sync directory (sync.go)
 	focus     *focusState   // the changed code (focus.go)
 	blk       *blockerState // comparison summaries (blockers.go)
+	hooks     hookTable     // the user's mutators' figures (hooks.go)
 	seeded    uint64        // workers given a seed from Options.Seed
 	// quiet is the fuzzing time since coverage last grew, counted on the phase's
 	// ticks while the session has workers (a session waiting for its turn is not
@@ -147,6 +148,7 @@ func (s *Session) statsLocked() Stats {
 		st.Elapsed = time.Since(s.started)
 	}
 	st.ExecsPerSec = s.rate.perSec
+	st.Mutators = s.hooks.list(s.bin)
 	return st
 }
 

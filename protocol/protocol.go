@@ -129,6 +129,22 @@ type SessionStatus struct {
 	// plateau a target is on. Both start again with each build.
 	SinceCoverage      float64 `json:"sinceCoverage,omitempty"`
 	ExecsSinceCoverage int64   `json:"execsSinceCoverage,omitempty"`
+	// Mutators are the target's own mutators and generators (package
+	// fuzzhook) and what each did with the current build.
+	Mutators []MutatorStatus `json:"mutators,omitempty"`
+}
+
+// MutatorStatus is what one of a target's own mutators or generators did: the
+// executions of its inputs, how many reached new coverage, and its panics
+// (whose inputs never ran). Problem is its first panic, with the stack, or why
+// the target cannot use it.
+type MutatorStatus struct {
+	Name    string `json:"name"` // its function: example.com/expr.FuzzExpr.func1
+	Kind    string `json:"kind"` // "mutator" or "generator"
+	Execs   int64  `json:"execs"`
+	Finds   int64  `json:"finds"`
+	Panics  int64  `json:"panics"`
+	Problem string `json:"problem,omitempty"`
 }
 
 // StatusParams is the payload of fuzzls/status and the result of fuzzls.status.

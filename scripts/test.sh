@@ -32,6 +32,7 @@ if ! command -v staticcheck >/dev/null; then
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 staticcheck ./...
+(cd fuzzhook && go vet ./... && staticcheck ./...) # its own module, which ./... leaves out
 # Delve: TestDebugCrash runs the dlv command line of "Debug this crash", and the
 # end-to-end test debugs a crash in VS Code with it.
 if ! command -v dlv >/dev/null; then

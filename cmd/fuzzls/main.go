@@ -260,7 +260,7 @@ func waitAll(rep *reporter, sessions []*engine.Session) int {
 			defer wg.Done()
 			err := s.Wait()
 			st := s.Stats()
-			done := &engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err, Skipped: s.Skipped()}
+			done := &engine.DoneEvent{Target: s.Target(), Execs: st.Execs, Crashes: st.Crashes, Err: err, Skipped: s.Skipped(), Mutators: st.Mutators}
 			if st.Plateaued {
 				done.Plateau = st.SinceCoverage
 			}

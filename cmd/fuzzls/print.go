@@ -78,8 +78,16 @@ func (r *reporter) Observe(ev engine.Event) {
 		if r.Focus || st.Changed > 0 {
 			changed = fmt.Sprintf(", changed: %d/%d reached", st.ChangedReached, st.Changed)
 		}
-		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d%s%s\n",
-			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, changed, quiet)
+		mutators := ""
+		if len(st.Mutators) > 0 {
+			var execs, finds int64
+			for _, m := range st.Mutators {
+				execs, finds = execs+m.Execs, finds+m.Finds
+			}
+			mutators = fmt.Sprintf(", your mutators: %d finds in %d execs", finds, execs)
+		}
+		fmt.Fprintf(r.W, "%s: elapsed: %s, execs: %d (%.0f/sec), corpus: %d, blocks: %d/%d%s%s%s\n",
+			st.Target.Name, st.Elapsed.Round(time.Second), st.Execs, st.ExecsPerSec, st.Corpus, st.Covered, st.Blocks, changed, mutators, quiet)
 	case *engine.CrashEvent:
 		c := ev.Crash
 		if c.Kind == protocol.KindSlow {
@@ -111,6 +119,13 @@ func (r *reporter) Observe(ev engine.Event) {
 			plateau = fmt.Sprintf("; stopped after %s without new coverage (-plateau)", ev.Plateau.Round(time.Second))
 		}
 		fmt.Fprintf(r.W, "%s: done: %d execs, %d failures%s\n", ev.Target.Name, ev.Execs, ev.Crashes, plateau)
+		for _, m := range ev.Mutators {
+			panics := ""
+			if m.Panics > 0 {
+				panics = fmt.Sprintf(", %d panics", m.Panics)
+			}
+			fmt.Fprintf(r.W, "%s: %s %s: %d execs, %d finds%s\n", ev.Target.Name, m.Kind, m.Name, m.Execs, m.Finds, panics)
+		}
 	}
 }
 

@@ -68,6 +68,7 @@ type runtimeState struct {
 	leaks    *leakCheck // goroutine leaks, checked after each execution that passed; nil (off) unless asked
 	cmp      cmpState
 	hasCmp   bool
+	hooks    hookRegistry // the user's mutators and generators (hooks.go)
 
 	in    *os.File // the coordinator's commands
 	outMu sync.Mutex
@@ -96,6 +97,7 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 		lowerPriority()
 		rt.heap = newHeapCheck()
 		rt.leaks = newLeakCheck()
+		rt.hooks.define()
 		sampleStacksOnQuit()
 		go reportUsage(mem)
 	}

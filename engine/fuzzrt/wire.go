@@ -98,6 +98,9 @@ type Message struct {
 	Result *ExecResult
 	// Cmps summarizes the comparisons recorded since the last Cmps message.
 	Cmps []CmpSummary
+	// Hooks says what the user's mutators and generators did since the last
+	// Hooks message (hooks.go).
+	Hooks []HookStats
 	// Loaded: the initial corpus of a Fuzz request has run, and the New
 	// messages before this one carry the coverage it reaches.
 	Loaded bool

@@ -73,7 +73,8 @@ type worker struct {
 	focus     []uint8   // per counter: its tier in the focus (tierBoost's index: 1 callers, 2 frontier, 3 nearer); nil: no focus
 	focused   []int     // corpus entries reaching the focus's nearest part reached (see reweigh)
 	mut       *Mutator
-	tokens    int // dictionary tokens added so far
+	mix       hookMix // the user's hooks beside mut's own mutations
+	tokens    int     // dictionary tokens added so far
 	cmpRounds int
 	maxLen    int // FuzzArgs.MaxLen, or the longest []byte or string of the initial corpus
 	types     []string
@@ -205,6 +206,8 @@ func (w *worker) handle(r Request) {
 
 func (w *worker) startFuzzing(a *FuzzArgs) {
 	w.types = a.Types
+	w.mix.hooks = w.rt.hooks.take()
+	w.mix.bind(a.Types)
 	w.maxLen = a.MaxLen
 	if w.maxLen <= 0 {
 		w.maxLen = 4096
@@ -235,6 +238,7 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 		w.corpus = append(w.corpus, corpusItem{vals: vals, weight: 1})
 	}
 	w.reweigh()
+	w.sendHooks()
 	w.rt.send(&Message{Loaded: true})
 }
 
@@ -401,12 +405,31 @@ func (w *worker) loop() {
 			continue
 		default:
 		}
+		if n&1023 == 0 {
+			w.flushRepeats()
+		}
 		if n%cmpEvery == cmpEvery-1 && w.rt.cmpEnabled() {
 			w.cmpRound()
 			continue
 		}
 		src := w.corpus[w.pick()].vals
 		scratch = cloneInto(scratch, src)
+		if h := w.mix.pick(w.mut.Rand()); h != nil {
+			if !h.apply(scratch, w.mut.Rand(), w.types) {
+				if h.problem != "" { // the first panic, at once; the others with the repeats
+					w.sendHooks()
+				}
+				continue
+			}
+			h.execs++
+			if w.execute(scratch, false) {
+				scratch = nil
+				h.finds++
+				w.sendHooks()
+			}
+			continue
+		}
+		w.mix.ownExecs++
 		if len(w.corpus) > 1 && w.mut.Intn(8) == 0 {
 			// Splice, then as often as not mutate the result too, as AFL's
 			// havoc does: a crossover alone mostly recombines known coverage.
@@ -420,9 +443,7 @@ func (w *worker) loop() {
 		if w.execute(scratch, false) {
 			scratch = nil // kept by the corpus
 			w.mut.Promote()
-		}
-		if n&1023 == 0 {
-			w.flushRepeats()
+			w.mix.ownFinds++
 		}
 	}
 }
@@ -561,6 +582,7 @@ func (w *worker) reportCrash(vals []any, out string) {
 		return
 	}
 	w.crashes[key] = 0
+	w.sendHooks() // before the failure, which may end the run
 	w.rt.send(&Message{Crash: &CrashReport{Input: string(Marshal(vals)), Output: out}})
 }
 
@@ -569,11 +591,19 @@ func (w *worker) flushRepeats() {
 		return
 	}
 	w.lastRepeats = time.Now()
+	w.sendHooks()
 	for key, n := range w.crashes {
 		if n > 0 {
 			w.rt.send(&Message{Crash: &CrashReport{Output: key, Repeat: n}})
 			w.crashes[key] = 0
 		}
+	}
+}
+
+// sendHooks reports what the user's hooks did since the last report, if anything.
+func (w *worker) sendHooks() {
+	if st := w.mix.report(); len(st) > 0 {
+		w.rt.send(&Message{Hooks: st})
 	}
 }
 

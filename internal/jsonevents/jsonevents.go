@@ -79,6 +79,9 @@ type Stats struct {
 	// them inputs reached; 0 without -focus.
 	Changed        int `json:"changed"`
 	ChangedReached int `json:"changedReached"`
+	// Mutators: the target's own mutators and generators (package fuzzhook)
+	// and what each did in this run; none without them.
+	Mutators []engine.MutatorStats `json:"mutators,omitempty"`
 }
 
 // Crash: a failure, first when it is found, then again once minimized
@@ -123,6 +126,8 @@ type Done struct {
 	Skipped string `json:"skipped,omitempty"` // why the target skipped itself
 	// Plateau: it stopped after this many seconds without new coverage (-plateau).
 	Plateau float64 `json:"plateau,omitempty"`
+	// Mutators: as in Stats, at the end of the run.
+	Mutators []engine.MutatorStats `json:"mutators,omitempty"`
 }
 
 // Blockers: a target's reached comparisons in front of uncovered code, the
@@ -158,7 +163,7 @@ func Of(ev engine.Event) any {
 		return &Stats{Event: EventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
 			Execs: st.Execs, ExecsPerSec: st.ExecsPerSec, Corpus: st.Corpus, Covered: st.Covered, Blocks: st.Blocks,
 			Workers: st.Workers, SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage,
-			Changed: st.Changed, ChangedReached: st.ChangedReached}
+			Changed: st.Changed, ChangedReached: st.ChangedReached, Mutators: st.Mutators}
 	case *engine.CrashEvent:
 		c := ev.Crash
 		frames := c.Frames
@@ -174,7 +179,7 @@ func Of(ev engine.Event) any {
 		return &Blockers{Event: EventBlockers, Target: ev.Target.Name, Package: ev.Target.Package, Blockers: ev.Blockers}
 	case *engine.DoneEvent:
 		j := &Done{Event: EventDone, Target: ev.Target.Name, Package: ev.Target.Package, Execs: ev.Execs, Crashes: ev.Crashes, Skipped: ev.Skipped,
-			Plateau: ev.Plateau.Seconds()}
+			Plateau: ev.Plateau.Seconds(), Mutators: ev.Mutators}
 		if ev.Err != nil {
 			j.Error = ev.Err.Error()
 		}

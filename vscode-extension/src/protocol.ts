@@ -140,6 +140,26 @@ export interface SessionStatus {
 	 */
 	sinceCoverage?: number;
 	execsSinceCoverage?: number;
+	/**
+	 * Mutators are the target's own mutators and generators (package
+	 * fuzzhook) and what each did with the current build.
+	 */
+	mutators?: MutatorStatus[] | null;
+}
+
+/**
+ * MutatorStatus is what one of a target's own mutators or generators did: the
+ * executions of its inputs, how many reached new coverage, and its panics
+ * (whose inputs never ran). Problem is its first panic, with the stack, or why
+ * the target cannot use it.
+ */
+export interface MutatorStatus {
+	name: string;
+	kind: string;
+	execs: number;
+	finds: number;
+	panics: number;
+	problem?: string;
 }
 
 /** StatusParams is the payload of fuzzls/status and the result of fuzzls.status. */

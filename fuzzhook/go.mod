@@ -1,0 +1,3 @@
+module fuzzls.dev/fuzzls/fuzzhook
+
+go 1.18
