@@ -69,6 +69,11 @@ const (
 // interrupt must not keep the process alive.
 const exitGrace = 500 * time.Millisecond
 
+// statusInterval is the shortest time between two fuzzls/status sent for the
+// sessions' stats: the counters move smoothly at two a second, and a client's
+// view redraws no more often.
+const statusInterval = 500 * time.Millisecond
+
 // Serve runs the language server over in and out until the client sends exit,
 // in reaches end of file, or ctx is done. Before it returns it stops every
 // session and waits until the engine's worker processes are gone.
@@ -318,6 +323,7 @@ func newServer(ctx context.Context, opts Options) *server {
 	s.state.init()
 	s.gentests = gentest.NewLoader(ctx)
 	s.lensRefresh = newThrottle(time.Second, s.safe("codeLens refresh", s.refreshCodeLens))
+	s.statsStatus = newThrottle(statusInterval, s.safe("status", s.sendStatus))
 	s.changes = newBatcher(opts.BatchDelay, 4*time.Second, func(paths []string) {
 		defer s.recoverLog("rebuild")
 		s.filesChanged(paths)

@@ -79,6 +79,7 @@ type state struct {
 	// Set once by newServer; safe without mu.
 	events      *eventQueue
 	lensRefresh *throttle
+	statsStatus *throttle // fuzzls/status for the sessions' stats ticks
 	changes     *batcher
 	watcher     *watcher // set by Initialized (under mu)
 	gentests    *gentest.Loader
@@ -265,6 +266,7 @@ func (s *server) stopSessions(match func(engine.Target) bool) int {
 func (s *server) stopAll() {
 	s.changes.stop()
 	s.lensRefresh.stop()
+	s.statsStatus.stop()
 	s.mu.Lock()
 	w := s.watcher
 	s.watcher = nil
@@ -393,7 +395,10 @@ func (s *server) handleEvent(ev engine.Event) {
 		s.mu.Unlock()
 
 	case *engine.StatsEvent:
-		s.sendStatus()
+		// Every session ticks about once a second: forty fuzzing would send
+		// forty statuses of forty sessions a second. A change of state
+		// (build, failure, end) is still sent at once.
+		s.statsStatus.trigger()
 		s.lensRefresh.trigger()
 		s.updateBlockers(ev.Stats.Target)
 
