@@ -171,6 +171,9 @@ type Crash struct {
 	// Replayed: found running a seed on request (Options.ReplaySeeds): the
 	// seed's input, reported once, not minimized.
 	Replayed bool
+	// Layout: the target is fuzzed field by field (SeedsEvent.Layout); its
+	// saved inputs carry the layout line and only fuzzls replays them.
+	Layout string
 }
 
 // Block is one instrumented basic block: a counter and its source range.
@@ -263,6 +266,9 @@ type SeedsEvent struct {
 	Total  int   // seeds the target has
 	Bytes  int64 // size of those received, in the `go test fuzz v1` encoding
 	Done   bool
+	// Layout: the target takes arguments go test refuses, which fuzzls fuzzes
+	// field by field (fuzzrt's layout of them; GoTestCannot says it for people).
+	Layout string
 }
 
 // String is the event for people: "FuzzXxx: reading seeds: 4000 of 9187 (12.3 MB)",

@@ -19,11 +19,11 @@ import (
 // minimized; a repeat bumps its count. It returns whether the failure was new.
 func (s *Session) onFailure(f *failure.Failure, input string) bool {
 	s.corpus.drop(input)
-	moduleDir := s.moduleDir()
+	moduleDir, layout := s.moduleDir(), s.layout()
 	c, isNew := s.failures.record(f, fuzzrt.FailureKey(f.Output), input, func() *Crash {
 		return &Crash{ID: f.ID(s.target.ID(), moduleDir), Target: s.target, Kind: f.Kind, Message: f.Message,
-			File: f.File, Line: f.Line, Frames: f.Frames, Output: f.Output, Input: input, Count: 1,
-			BuildFlags: s.e.opts.Build.Args()}
+			File: f.File, Line: f.Line, Frames: f.Frames, Output: f.Output, Input: string(fuzzrt.WithLayout([]byte(input), layout)), Count: 1,
+			BuildFlags: s.e.opts.Build.Args(), Layout: layout}
 	})
 	if !isNew {
 		return false
@@ -83,13 +83,14 @@ func (s *Session) minimizeCrash(c *Crash, first *failure.Failure) {
 		// checked above, is reported.
 		min, minInput = vals, input
 	}
-	path, err := WriteCorpusFile(crashDir(o.CacheDir, s.target), minInput)
+	saved := string(fuzzrt.WithLayout([]byte(minInput), c.Layout))
+	path, err := WriteCorpusFile(crashDir(o.CacheDir, s.target), saved)
 	if err != nil {
 		fmt.Fprintf(o.Log, "fuzzls: saving minimized input: %v\n", err)
 	}
 	s.sync.publishFailure(c.ID, minInput)
 	s.report(c, func(c *Crash) {
-		c.Input, c.Minimized = minInput, true
+		c.Input, c.Minimized = saved, true
 		if path != "" {
 			c.Path = path
 		}
@@ -165,10 +166,21 @@ func (s *Session) moduleDir() string {
 	return s.target.Dir
 }
 
+// layout is the layout of the target's build when it is fuzzed field by
+// field, else empty.
+func (s *Session) layout() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seeds == nil {
+		return ""
+	}
+	return s.seeds.layout
+}
+
 // saveInput saves a new crash's input (what it is, for the log) in dir and
 // records where.
 func (s *Session) saveInput(c *Crash, dir, input, what string) {
-	path, err := WriteCorpusFile(dir, input)
+	path, err := WriteCorpusFile(dir, string(fuzzrt.WithLayout([]byte(input), s.layout())))
 	if err != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: saving %s: %v\n", what, err)
 	}

@@ -16,11 +16,73 @@ import (
 // fuzz -run with the flag that turns the check on (Options.ReplaySeeds), and
 // why then says why not go test.
 func (c *Crash) ReplayCommand(seed string) (cmd, why string) {
+	if c.Layout != "" {
+		return fmt.Sprintf("fuzzls fuzz%s -run=%s/%s .", c.ReplayFlags(), c.Target.Name, seed), GoTestCannot(c.Target.Name, c.Layout)
+	}
 	if k := LookupKind(c.Kind); k.GoTestMisses != "" {
 		return fmt.Sprintf("fuzzls fuzz %s%s -run=%s/%s .", k.Flag, c.ReplayFlags(), c.Target.Name, seed),
 			k.GoTestMisses + ", so go test -run passes on this input"
 	}
 	return fmt.Sprintf("go test%s -run=%s/%s", c.ReplayFlags(), c.Target.Name, seed), ""
+}
+
+// GoTestCannot says why go test cannot run target, which takes arguments it
+// refuses and fuzzls fuzzes field by field (layout, as fuzzrt.Layout spells
+// it): "go test cannot run FuzzX: argument config.Config is a struct; fuzzls
+// fuzzes it field by field".
+func GoTestCannot(target, layout string) string {
+	var structs, texts, binaries []string
+	depth, start := 0, 0
+	for i := 0; i <= len(layout); i++ {
+		if i < len(layout) {
+			switch layout[i] {
+			case '{':
+				depth++
+				continue
+			case '}':
+				depth--
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		arg := strings.TrimSpace(layout[start:i])
+		start = i + 1
+		switch {
+		case strings.HasSuffix(arg, "}"):
+			structs = append(structs, arg[:strings.IndexByte(arg, '{')])
+		case strings.HasSuffix(arg, "(text)"):
+			texts = append(texts, strings.TrimSuffix(arg, "(text)"))
+		case strings.HasSuffix(arg, "(bytes)"):
+			binaries = append(binaries, strings.TrimSuffix(arg, "(bytes)"))
+		}
+	}
+	var parts []string
+	say := func(names []string, one, many string) {
+		switch len(names) {
+		case 0:
+		case 1:
+			parts = append(parts, "argument "+names[0]+" is "+one)
+		default:
+			parts = append(parts, "arguments "+strings.Join(names, ", ")+" are "+many)
+		}
+	}
+	say(structs, "a struct", "structs")
+	say(texts, "an encoding.TextUnmarshaler", "encoding.TextUnmarshalers")
+	say(binaries, "an encoding.BinaryUnmarshaler", "encoding.BinaryUnmarshalers")
+	how := "field by field"
+	if len(structs) == 0 {
+		how = "through its text or bytes"
+	}
+	it := "it"
+	if len(structs)+len(texts)+len(binaries) > 1 {
+		it = "them"
+	}
+	return fmt.Sprintf("go test cannot run %s: %s; fuzzls fuzzes %s %s", target, strings.Join(parts, ", "), it, how)
 }
 
 // SeedRun is go test's -run pattern that runs the seed named seed of t's

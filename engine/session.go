@@ -206,7 +206,18 @@ func (s *Session) DependsOn(file string) bool {
 
 // SeedCandidates returns the smallest corpus entries that keep the current
 // coverage, each in the `go test fuzz v1` format.
-func (s *Session) SeedCandidates() []string { return s.corpus.seedCandidates() }
+func (s *Session) SeedCandidates() []string {
+	seeds, layout := s.corpus.seedCandidates(), s.layout()
+	for i, in := range seeds {
+		seeds[i] = string(fuzzrt.WithLayout([]byte(in), layout))
+	}
+	return seeds
+}
+
+// Layout is fuzzrt's layout of the target's arguments when it takes some go
+// test refuses, which fuzzls fuzzes field by field (GoTestCannot says it for
+// people), else empty; empty too before its seeds have run.
+func (s *Session) Layout() string { return s.layout() }
 
 // outcome is why a fuzzing phase ended.
 type outcome int
@@ -532,6 +543,7 @@ func (s *Session) build(ctx context.Context) (bin *instrument.Binary, loaded tim
 // seeds (f.Add values, then testdata/fuzz files) in the `go test fuzz v1` encoding.
 type seedSet struct {
 	types    []string
+	layout   string // of a target fuzzed field by field (fuzzrt.Seeds.Layout), else empty
 	inputs   []string
 	names    []string        // each input's name, as testing names it: seed#N, or the file's name
 	testdata map[string]bool // inputs of the seeds with a path (see Session.testdata)
@@ -641,13 +653,13 @@ func readSeeds(msgs <-chan *fuzzrt.Message, progress func(SeedsEvent)) *seedSet 
 	var seeds *seedSet
 	var last time.Time
 	report := func(done bool) {
-		progress(SeedsEvent{Count: len(seeds.inputs), Total: seeds.total, Bytes: seeds.size, Done: done})
+		progress(SeedsEvent{Count: len(seeds.inputs), Total: seeds.total, Bytes: seeds.size, Done: done, Layout: seeds.layout})
 		last = time.Now()
 	}
 	for m := range msgs {
 		switch {
 		case m.Seeds != nil:
-			seeds = &seedSet{types: m.Seeds.Types, total: m.Seeds.Count, inputs: make([]string, 0, m.Seeds.Count), testdata: map[string]bool{}}
+			seeds = &seedSet{types: m.Seeds.Types, layout: m.Seeds.Layout, total: m.Seeds.Count, inputs: make([]string, 0, m.Seeds.Count), testdata: map[string]bool{}}
 			last = time.Now()
 		case m.Seed != nil && seeds != nil:
 			seeds.inputs = append(seeds.inputs, m.Seed.Input)

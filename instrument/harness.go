@@ -19,7 +19,8 @@ const runtimeDir = "zz_fuzzls_rt"
 type instrumented struct {
 	importPath string
 	id         fileID
-	cmpSites   int // comparison sites; 0 when the file has no comparison hooks
+	cmpSites   int  // comparison sites; 0 when the file has no comparison hooks
+	adapted    bool // its fuzz targets call f.Fuzz and f.Add through variables (adapt.go)
 	// bridge is the import path of the bridge the harness reaches the file's
 	// variables through (bridge.go), empty when it imports importPath itself;
 	// bridgePkg numbers the file's package within its bridge.
@@ -135,6 +136,17 @@ func generateHarness(pkg *Package, files []instrumented, rtImport string) (src [
 		// module's language version may predate any.
 		fmt.Fprintf(&b, "\t\tCmpHooks: []*func(int, interface{}, interface{}){%s},\n", strings.Join(cmpHooks, ", "))
 		fmt.Fprintf(&b, "\t\tCmpSites: []int{%s},\n", strings.Join(cmpSites, ", "))
+	}
+	var fuzzCalls, addCalls []string
+	for _, f := range files {
+		if f.adapted {
+			fuzzCalls = append(fuzzCalls, addr(f, fuzzCallVar(f.id)))
+			addCalls = append(addCalls, addr(f, addCallVar(f.id)))
+		}
+	}
+	if len(fuzzCalls) > 0 {
+		fmt.Fprintf(&b, "\t\tFuzzCalls: []*func(f, ff interface{}){%s},\n", strings.Join(fuzzCalls, ", "))
+		fmt.Fprintf(&b, "\t\tAddCalls: []*func(f interface{}, args []interface{}){%s},\n", strings.Join(addCalls, ", "))
 	}
 	switch {
 	case pkg.TestMain == "external" && external, pkg.TestMain == "internal" && !external:

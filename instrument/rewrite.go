@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // unitRewriter rewrites the files of a build's units (rewriteUnits) and records
@@ -104,6 +105,10 @@ func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, con
 	if bytes.Equal(out, data) { // not instrumented (cgo)
 		return nil
 	}
+	adapted := false
+	if strings.HasSuffix(name, "_test.go") && u.bridge == "" { // where fuzz targets are
+		out, adapted = adaptCalls(name, out, id)
+	}
 	if r.race {
 		if out, err = raceSafe(out, id); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -125,7 +130,7 @@ func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, con
 	for _, b := range rw.blocks {
 		r.bin.Blocks = append(r.bin.Blocks, Block{File: fi, CoverBlock: b})
 	}
-	f := instrumented{importPath: u.importPath, id: id, cmpSites: rw.sites, bridge: u.bridge}
+	f := instrumented{importPath: u.importPath, id: id, cmpSites: rw.sites, bridge: u.bridge, adapted: adapted}
 	if u.bridge != "" {
 		f.bridgePkg = r.bridgePkg(u)
 	}

@@ -57,6 +57,9 @@ func (r *reporter) Observe(ev engine.Event) {
 		}
 	case *engine.SeedsEvent:
 		fmt.Fprintln(r.W, ev)
+		if ev.Done && ev.Layout != "" {
+			fmt.Fprintf(r.W, "%s: note: %s (%s); its saved inputs replay with fuzzls fuzz -run, not go test\n", ev.Target.Name, engine.GoTestCannot(ev.Target.Name, ev.Layout), ev.Layout)
+		}
 	case *engine.StatsEvent:
 		st := ev.Stats
 		every := r.StatsEvery
@@ -205,6 +208,10 @@ func formatCrash(c *engine.Crash) string {
 		}
 		fmt.Fprintf(&b, "      mkdir -p testdata/fuzz/%s && cp %s testdata/fuzz/%s/\n", c.Target.Name, c.Path, c.Target.Name)
 		fmt.Fprintf(&b, "      %s\n", cmd)
+		if c.Layout != "" { // Delve runs it as go test does
+			b.WriteString("\n")
+			return b.String()
+		}
 		fmt.Fprintf(&b, "    debug it with Delve, stopping at the failure%s:\n", atLine(c))
 		fmt.Fprintf(&b, "      dlv %s\n", engine.ShellJoin(engine.DlvTestArgs(c, name)))
 		if c.File != "" {

@@ -80,7 +80,7 @@ func (deps) WriteProfileTo(string, io.Writer, int) error { return nil }
 // (f.Add values, and testdata files read by ReadCorpus) and the argument types. They
 // go to the coordinator one a message, after a Seeds message that says how many.
 func (d deps) CoordinateFuzzing(_ time.Duration, _ int64, _ time.Duration, _ int64, _ int, seeds []corpusEntry, types []reflect.Type, _, _ string) error {
-	head := &Seeds{Count: len(seeds)}
+	head := &Seeds{Count: len(seeds), Layout: adaptedLayout}
 	for _, t := range types {
 		head.Types = append(head.Types, TypeName(t))
 	}

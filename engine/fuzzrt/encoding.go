@@ -34,6 +34,35 @@ func Marshal(vals []any) []byte {
 	return b
 }
 
+// MarshalLayout is Marshal with, when layout is not empty, the line that
+// names the fields of a target fuzzed field by field after the header.
+func MarshalLayout(vals []any, layout string) []byte {
+	b := Marshal(vals)
+	if layout == "" {
+		return b
+	}
+	return WithLayout(b, layout)
+}
+
+// LayoutOf is the layout in a corpus file's layout line, "" if it has none.
+func LayoutOf(data []byte) string {
+	_, rest, _ := strings.Cut(string(data), "\n")
+	line, _, _ := strings.Cut(rest, "\n")
+	if layout, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), LayoutPrefix); ok {
+		return layout
+	}
+	return ""
+}
+
+// WithLayout puts the layout line into a corpus file that has none.
+func WithLayout(data []byte, layout string) []byte {
+	header, rest, ok := strings.Cut(string(data), "\n")
+	if layout == "" || !ok || strings.HasPrefix(rest, LayoutPrefix) {
+		return data
+	}
+	return []byte(header + "\n" + LayoutPrefix + strings.ReplaceAll(layout, "\n", " ") + "\n" + rest)
+}
+
 // canonicalNaN32 is what the toolchain treats as "the" float32 NaN; it is
 // computed, not hard-coded, because the conversion is platform-dependent
 // and the toolchain computes it the same way.
@@ -127,6 +156,9 @@ func Unmarshal(data []byte) ([]any, error) {
 		return nil, fmt.Errorf("unknown encoding version: %s", h)
 	}
 	var vals []any
+	if line, next, ok := strings.Cut(rest, "\n"); ok && strings.HasPrefix(line, LayoutPrefix) {
+		rest = next // the layout of a target fuzzed field by field (structs.go)
+	}
 	for {
 		line, next, more := strings.Cut(rest, "\n")
 		if line = strings.TrimSpace(line); line != "" {

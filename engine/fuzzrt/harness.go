@@ -24,6 +24,11 @@ type Harness struct {
 	CmpOn    []**bool
 	CmpHooks []*func(site int, a, b any)
 	CmpSites []int
+
+	// The f.Fuzz and f.Add calls of the fuzz targets, which go through
+	// AdaptFuzz and AdaptAdd in fuzzls's runs (structs.go).
+	FuzzCalls []*func(f, ff interface{})
+	AddCalls  []*func(f interface{}, args []interface{})
 }
 
 // Main takes over the test binary when it was started by the coordinator (EnvMode
@@ -103,6 +108,12 @@ func newRuntimeState(h Harness, mode string) (*runtimeState, error) {
 	}
 	for _, p := range h.ExitHooks {
 		*p = rt.exitHook
+	}
+	for _, p := range h.FuzzCalls {
+		*p = AdaptFuzz
+	}
+	for _, p := range h.AddCalls {
+		*p = AdaptAdd
 	}
 	base := 0
 	for i, p := range h.CmpOn {

@@ -120,6 +120,9 @@ type Hello struct {
 type Seeds struct {
 	Types []string
 	Count int
+	// Layout names the arguments of a target fuzzed field by field and their
+	// fields (structs.go); empty for any other.
+	Layout string
 }
 
 // Seed is one seed corpus entry: from f.Add (Path empty) or testdata/fuzz.

@@ -1,0 +1,3 @@
+module example.com/structs
+
+go 1.24
