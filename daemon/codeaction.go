@@ -66,6 +66,9 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 		}
 		arg, _ := json.Marshal(fproto.CrashArgs{Crash: c.ID})
 		add := &protocol.CodeAction{Title: "Add input to seed corpus", Kind: &quickfix, Diagnostics: diags}
+		if c.Layout != "" {
+			add.Title += fmt.Sprintf(" (fuzzls replays it; go test cannot run %s)", c.Target.Name)
+		}
 		if createFiles && len(c.Input) <= maxCarriedInput {
 			edit, err := s.corpusEdit(c.Target, []string{c.Input})
 			if err != nil {
@@ -76,6 +79,9 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 			add.Command = protocol.Command{Title: add.Title, Command: fproto.CommandAddToCorpus, Arguments: []protocol.LSPAny{arg}}
 		}
 		actions = append(actions, add)
+		if c.Layout != "" { // Delve and f.Add take it as go test does, which cannot
+			continue
+		}
 		if c.Kind != fproto.KindSlow {
 			actions = append(actions, debugAction(c, diags))
 		}
@@ -128,7 +134,8 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 // values decoded and encoded again by fuzzrt, so lines end in "\n" (an input
 // read from a file saved with "\r\n", which go test accepts, is written with
 // "\n"; a value's own "\r" is always quoted), the header and the final
-// newline are there. An input that does not decode (none the engine reports)
+// newline are there, and the layout line of a target fuzzed field by field
+// (which go test cannot run). An input that does not decode (none the engine reports)
 // is only given the header it lacks.
 func corpusFile(input string) []byte {
 	if !strings.HasPrefix(input, fuzzrt.Header) {
@@ -138,7 +145,7 @@ func corpusFile(input string) []byte {
 	if err != nil {
 		return []byte(input)
 	}
-	return fuzzrt.Marshal(vals)
+	return fuzzrt.MarshalLayout(vals, fuzzrt.LayoutOf([]byte(input)))
 }
 
 // corpusPath is where data goes in t's seed corpus.

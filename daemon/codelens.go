@@ -130,6 +130,11 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 		lens := protocol.CodeLens{Range: m.lineRange(fn.line)}
 		if sess := s.sessionFor(filepath.Dir(path), fn.name); sess != nil {
 			lens.Command = protocol.Command{Title: stopTitle(sess), Command: fproto.CommandStop, Arguments: []protocol.LSPAny{arg}}
+			if layout := sess.fs.Layout(); layout != "" {
+				// Known once its seeds ran: a label, no command.
+				lenses = append(lenses, protocol.CodeLens{Range: m.lineRange(fn.line), Command: protocol.Command{
+					Title: "⚠ " + engine.GoTestCannot(fn.name, layout) + " (“Generate fuzz test” on a function makes one go test runs)"}})
+			}
 		} else {
 			lens.Command = protocol.Command{Title: "▶ Fuzz", Command: fproto.CommandStart, Arguments: []protocol.LSPAny{arg}}
 		}

@@ -44,7 +44,7 @@ func (s *server) debugLenses(path string, m *mapper) []protocol.CodeLens {
 	s.mu.Lock()
 	all := make([]*engine.Crash, 0, len(s.crashes))
 	for _, c := range s.crashes {
-		if c.Kind != fproto.KindSlow {
+		if c.Kind != fproto.KindSlow && c.Layout == "" { // go test, so Delve, cannot run a Layout's target
 			all = append(all, c)
 		}
 	}

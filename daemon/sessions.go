@@ -37,6 +37,7 @@ type fuzzSession interface {
 	SeedCandidates() []string
 	Blockers() []engine.Blocker
 	SolveBlocker(ctx context.Context, b engine.Blocker) (string, error)
+	Layout() string
 }
 
 var _ fuzzSession = (*engine.Session)(nil)
