@@ -175,7 +175,7 @@ func report(runs []engines.Run, trials int, budget time.Duration, parallel int, 
 			slices.Sort(ttc)
 			slices.Sort(execs)
 			if m := ttc[len(ttc)/2]; found > len(ttc)/2 {
-				med = fmt.Sprintf("%.1f s", m)
+				med = fmt.Sprintf("%.2f s", m)
 			} else {
 				med = fmt.Sprintf("not found (> %s)", budget)
 			}
