@@ -96,6 +96,10 @@ func (s *server) commandDebugCrash(ctx context.Context, args []protocol.LSPAny) 
 	if err := decodeArg(args, &da); err != nil {
 		return nil, err
 	}
+	if c.Layout != "" { // Delve runs the target as go test does
+		cmd, why := c.ReplayCommand(fuzzrt.FileName(corpusFile(c.Input)))
+		return nil, fmt.Errorf("%s: Delve cannot debug it; replay it with %s once it is a seed", why, cmd)
+	}
 	seed := seedOf(c.Target, c.Input)
 	unsaved := ""
 	if seed == "" {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // diagnostic shows at the bug, the target's lens says go test cannot run it,
 // "Add input to seed corpus" says so too and writes the seed with its layout
 // line, and neither "Debug this crash" nor "Add as f.Add(…)" is offered (both
-// run it as go test does).
+// run it as go test does): the debug command, asked all the same, says why.
 func TestStructTargetLSP(t *testing.T) {
 	requireEngine(t)
 	dir := copyDir(t, "../testdata/structs")
@@ -58,6 +59,16 @@ func TestStructTargetLSP(t *testing.T) {
 			}
 		}
 	})
+	if ls, err := p.Server.CodeLens(p.Ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(cfgGo)}}); err != nil || len(ls) != 0 {
+		t.Errorf("lenses at the crash: %+v, %v; want none (Delve runs the target as go test does)", ls, err)
+	}
+	var data fproto.CrashData
+	if err := json.Unmarshal(diag.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Command(fproto.CommandDebugCrash, fproto.DebugArgs{Crash: data.Crash}); err == nil || !strings.Contains(err.Error(), says+": Delve cannot debug it; replay it with fuzzls fuzz -run=FuzzServe/") {
+		t.Errorf("debugging the crash: %v, want an error saying go test, so Delve, cannot run it and how to replay it", err)
+	}
 	actions, err := p.Server.CodeAction(p.Ctx, &protocol.CodeActionParams{
 		TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(cfgGo)}, Range: diag.Range,
 		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{diag}},
@@ -86,11 +97,11 @@ func TestStructTargetLSP(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("seed files: %v", files)
 	}
-	data, _ := os.ReadFile(files[0])
-	if fuzzrt.LayoutOf(data) != "structs.Config{Name, Port, Limits.Max, Limits.Strict, Tags}, structs.Level(text)" || !strings.Contains(string(data), "uint16(8443)") {
-		t.Errorf("the seed has no layout line or not the crash's values:\n%s", data)
+	seed, _ := os.ReadFile(files[0])
+	if fuzzrt.LayoutOf(seed) != "structs.Config{Name, Port, Limits.Max, Limits.Strict, Tags}, structs.Level(text)" || !strings.Contains(string(seed), "uint16(8443)") {
+		t.Errorf("the seed has no layout line or not the crash's values:\n%s", seed)
 	}
-	if filepath.Base(files[0]) != fuzzrt.FileName(data) {
-		t.Errorf("seed named %s, want go test's name for its contents %s", filepath.Base(files[0]), fuzzrt.FileName(data))
+	if filepath.Base(files[0]) != fuzzrt.FileName(seed) {
+		t.Errorf("seed named %s, want go test's name for its contents %s", filepath.Base(files[0]), fuzzrt.FileName(seed))
 	}
 }

@@ -173,10 +173,18 @@ const (
 // entries that reach b's comparison, the input-to-state replacements of its
 // operands (in every place, where a comparison round tries a few), run on a
 // worker of its own until one reaches the block behind it. It returns the
-// input (`go test fuzz v1` text), "" when there is none; what it found is kept
-// for the build, and a search that found nothing is made again once the
-// corpus has grown.
+// input (`go test fuzz v1` text, with the layout line of a target fuzzed field
+// by field), "" when there is none; what it found is kept for the build, and
+// a search that found nothing is made again once the corpus has grown.
 func (s *Session) SolveBlocker(ctx context.Context, b Blocker) (string, error) {
+	in, err := s.solveBlocker(ctx, b)
+	if in != "" {
+		in = string(fuzzrt.WithLayout([]byte(in), s.layout()))
+	}
+	return in, err
+}
+
+func (s *Session) solveBlocker(ctx context.Context, b Blocker) (string, error) {
 	s.mu.Lock()
 	bin := s.bin
 	s.mu.Unlock()
