@@ -74,13 +74,19 @@ func GoTestCannot(target, layout string) string {
 	say(structs, "a struct", "structs")
 	say(texts, "an encoding.TextUnmarshaler", "encoding.TextUnmarshalers")
 	say(binaries, "an encoding.BinaryUnmarshaler", "encoding.BinaryUnmarshalers")
-	how := "field by field"
-	if len(structs) == 0 {
-		how = "through its text or bytes"
-	}
-	it := "it"
+	it, its := "it", "its"
 	if len(structs)+len(texts)+len(binaries) > 1 {
-		it = "them"
+		it, its = "them", "their"
+	}
+	how := "field by field"
+	switch {
+	case len(structs) > 0:
+	case len(binaries) == 0:
+		how = "through " + its + " text"
+	case len(texts) == 0:
+		how = "through " + its + " bytes"
+	default:
+		how = "through their text and bytes"
 	}
 	return fmt.Sprintf("go test cannot run %s: %s; fuzzls fuzzes %s %s", target, strings.Join(parts, ", "), it, how)
 }

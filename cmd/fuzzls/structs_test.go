@@ -37,6 +37,7 @@ func TestStructTarget(t *testing.T) {
 		t.Fatalf("exit status %d, want 1 (a failure)\n%s", code, out)
 	}
 	var crash map[string]any
+	layoutEvent := false
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -44,6 +45,10 @@ func TestStructTarget(t *testing.T) {
 		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev["event"] == "crash" && ev["minimized"] == true {
 			crash = ev
 		}
+		layoutEvent = layoutEvent || ev["event"] == "seeds" && ev["done"] == true && ev["layout"] == "structs.Config{Name, Port, Limits.Max, Limits.Strict, Tags}, structs.Level(text)"
+	}
+	if !layoutEvent {
+		t.Errorf("no seeds event with the layout:\n%s", out)
 	}
 	if crash == nil {
 		t.Fatalf("no minimized crash:\n%s", out)

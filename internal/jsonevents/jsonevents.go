@@ -56,6 +56,9 @@ type Seeds struct {
 	Total   int    `json:"total"` // seeds the target has
 	Bytes   int64  `json:"bytes"` // size of those read, in the go test fuzz v1 encoding
 	Done    bool   `json:"done"`
+	// Layout: the target takes structs or unmarshalers, which go test refuses
+	// and fuzzls fuzzes field by field (the layout line of its saved inputs).
+	Layout string `json:"layout,omitempty"`
 }
 
 // Stats: a target's progress, when fuzzing starts and then every second or so.
@@ -157,7 +160,7 @@ func Of(ev engine.Event) any {
 		return j
 	case *engine.SeedsEvent:
 		return &Seeds{Event: EventSeeds, Target: ev.Target.Name, Package: ev.Target.Package,
-			Count: ev.Count, Total: ev.Total, Bytes: ev.Bytes, Done: ev.Done}
+			Count: ev.Count, Total: ev.Total, Bytes: ev.Bytes, Done: ev.Done, Layout: ev.Layout}
 	case *engine.StatsEvent:
 		st := ev.Stats
 		return &Stats{Event: EventStats, Target: st.Target.Name, Package: st.Target.Package, Elapsed: st.Elapsed.Seconds(),
