@@ -116,10 +116,20 @@ func (p *buildPlan) addDep(d *Dep) error {
 	if err != nil {
 		return err
 	}
-	if err := copyPackageDir(d.Dir, filepath.Join(root, rel)); err != nil {
+	// The Go files the rewrite writes into the copy are left to it: copied
+	// here, they would be written twice each build.
+	instrumented := !d.CopyOnly && (d.Bridge == "" || bridged)
+	var rewritten map[string]bool
+	if instrumented {
+		rewritten = map[string]bool{}
+		for _, f := range d.GoFiles {
+			rewritten[filepath.Base(f)] = true
+		}
+	}
+	if err := copyPackageDir(d.Dir, filepath.Join(root, rel), rewritten); err != nil {
 		return err
 	}
-	if d.CopyOnly || d.Bridge != "" && !bridged {
+	if !instrumented {
 		return nil
 	}
 	for _, f := range d.GoFiles {
@@ -152,9 +162,9 @@ func copyModuleFile(d *Dep, root string) error {
 	return writeIfChanged(filepath.Join(root, "go.mod"), data)
 }
 
-// copyPackageDir copies a package's files (not its tests), and the subdirectories
-// without Go files that it may embed.
-func copyPackageDir(from, to string) error {
+// copyPackageDir copies a package's files (not its tests, nor the files named
+// in skip), and the subdirectories without Go files that it may embed.
+func copyPackageDir(from, to string, skip map[string]bool) error {
 	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
@@ -168,12 +178,12 @@ func copyPackageDir(from, to string) error {
 			if e.Name() == "testdata" || hasGoFiles(src) {
 				continue
 			}
-			if err := copyPackageDir(src, filepath.Join(to, e.Name())); err != nil {
+			if err := copyPackageDir(src, filepath.Join(to, e.Name()), nil); err != nil {
 				return err
 			}
 			continue
 		}
-		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), "_test.go") {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), "_test.go") || skip[e.Name()] {
 			continue
 		}
 		data, err := os.ReadFile(src)

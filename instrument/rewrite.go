@@ -23,7 +23,8 @@ type unitRewriter struct {
 	files   []instrumented // for the harness and the bridges
 	// bridgePkgs numbers the packages of each bridge: bridge → import path → n.
 	bridgePkgs map[string]map[string]int
-	literals   [][]string // per unit, for the dictionary
+	literals   [][]string  // per unit, for the dictionary
+	rec        *unitRecord // what the unit being rewritten gave, for rwcache.go
 }
 
 // rewriteUnits instruments every file of the plan's units, with comparison
@@ -70,6 +71,18 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 		}
 		srcs[i] = data
 	}
+	key := r.unitKey(ui, u, srcs)
+	if r.replay(ui, u, key, srcs) {
+		return nil
+	}
+	r.rec = &unitRecord{Key: key}
+	errs := len(r.berr.Diagnostics)
+	defer func() {
+		if r.rec != nil && len(r.berr.Diagnostics) == errs {
+			r.saveRecord(u, r.rec)
+		}
+		r.rec = nil
+	}()
 	var consts map[string]bool
 	if r.vh != nil {
 		var parsed []*ast.File
@@ -95,14 +108,22 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, consts map[string]bool) error {
 	id := newFileID(u.importPath, i)
 	r.bin.Inputs = append(r.bin.Inputs, name)
-	r.literals[ui] = append(r.literals[ui], literals(name, data)...)
+	lits := literals(name, data)
+	r.literals[ui] = append(r.literals[ui], lits...)
 	rw, err := r.rewrite(u, id, name, data, consts)
 	if err != nil {
 		r.berr.add(err)
 		return nil
 	}
+	rec := fileRecord{Literals: lits, Hooked: rw.hooked != nil, HookedLines: sortedLines(rw.hooked)}
 	out := rw.out
 	if bytes.Equal(out, data) { // not instrumented (cgo)
+		if dst, ok := r.plan.copyDst[name]; ok { // a copy gets it as it is
+			if err := writeIfChanged(dst, data); err != nil {
+				return err
+			}
+		}
+		r.rec.add(rec)
 		return nil
 	}
 	adapted := false
@@ -114,41 +135,48 @@ func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, con
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if dst, ok := r.plan.copyDst[name]; ok { // a dependency's copy: ours to write
-		if err := writeIfChanged(dst, out); err != nil {
-			return err
-		}
-	} else {
-		backing := filepath.Join(r.plan.dir, "src", fmt.Sprintf("%d_%d_%s", ui, i, filepath.Base(name)))
-		if err := writeIfChanged(backing, out); err != nil {
-			return err
-		}
-		r.overlay[name] = backing
+	dst, ok := r.plan.copyDst[name] // a dependency's copy: ours to write
+	if !ok {
+		dst = filepath.Join(r.plan.dir, "src", fmt.Sprintf("%d_%d_%s", ui, i, filepath.Base(name)))
+		r.overlay[name] = dst
 	}
+	if err := writeIfChanged(dst, out); err != nil {
+		return err
+	}
+	rec.Dest, rec.Blocks, rec.Sites, rec.Where, rec.Adapted = dst, rw.blocks, rw.sites, rw.where[:rw.sites], adapted
+	rec.Size, rec.ModTime = fileStamp(dst)
+	r.rec.add(rec)
+	r.record(u, name, id, rw.blocks, rw.where[:rw.sites], adapted)
+	return nil
+}
+
+// record adds name, a file of u, instrumented (its blocks and comparison
+// sites), to the Binary and the files the harness hands to the runtime.
+func (r *unitRewriter) record(u unit, name string, id fileID, blocks []CoverBlock, where []CmpSite, adapted bool) {
 	fi := len(r.bin.Files)
 	r.bin.Files = append(r.bin.Files, name)
-	for _, b := range rw.blocks {
+	for _, b := range blocks {
 		r.bin.Blocks = append(r.bin.Blocks, Block{File: fi, CoverBlock: b})
 	}
-	f := instrumented{importPath: u.importPath, id: id, cmpSites: rw.sites, bridge: u.bridge, adapted: adapted}
+	f := instrumented{importPath: u.importPath, id: id, cmpSites: len(where), bridge: u.bridge, adapted: adapted}
 	if u.bridge != "" {
 		f.bridgePkg = r.bridgePkg(u)
 	}
 	r.files = append(r.files, f)
-	for _, cs := range rw.where[:rw.sites] {
+	for _, cs := range where {
 		cs.File, cs.Counter = fi, r.bin.CmpCounters+cs.Counter
 		r.bin.CmpSites = append(r.bin.CmpSites, cs)
 	}
-	r.bin.CmpCounters += rw.sites
-	return nil
+	r.bin.CmpCounters += len(where)
 }
 
 // rewritten is one file instrumented.
 type rewritten struct {
 	out    []byte
 	blocks []CoverBlock
-	sites  int       // comparison sites; 0 without hooks
-	where  []CmpSite // where each site is, numbered in the file
+	sites  int          // comparison sites; 0 without hooks
+	where  []CmpSite    // where each site is, numbered in the file
+	hooked map[int]bool // the lines with two-operand hooks; nil without hooks
 }
 
 // rewrite instruments one file: with comparison hooks unless the build has none
@@ -166,10 +194,10 @@ func (r *unitRewriter) rewrite(u unit, id fileID, name string, data []byte, cons
 	if dst, ok := r.plan.copyDst[name]; ok {
 		compiled = dst
 	}
-	hooked := map[int]bool{}
+	rw.hooked = map[int]bool{}
 	rw.out, rw.blocks, rw.sites, err = rewriteFileCmp(name, data, id, cmpOptions{UntypedConsts: consts,
-		Vars: true, NoVarLines: r.vh.skipped(compiled, data), VarLines: hooked, Sites: &rw.where})
-	r.vh.hooked(compiled, data, hooked)
+		Vars: true, NoVarLines: r.vh.skipped(compiled, data), VarLines: rw.hooked, Sites: &rw.where})
+	r.vh.hooked(compiled, data, rw.hooked)
 	if err == nil && predatesHooks(u.goVersion) {
 		// The hooks' helpers need go1.21.
 		rw.out = withGoVersion(rw.out, hooksGoVersion, compiled)
