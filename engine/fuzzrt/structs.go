@@ -83,7 +83,7 @@ var adaptedLayout string
 func Adapt(ff any) (any, string, error) {
 	fn := reflect.ValueOf(ff)
 	ft := fn.Type()
-	if ft.Kind() != reflect.Func || ft.NumIn() < 2 || ft.IsVariadic() {
+	if ft.Kind() != reflect.Func || ft.NumIn() < 2 || ft.IsVariadic() || ft.NumOut() != 0 || ft.In(0) != reflect.TypeFor[*testing.T]() {
 		return ff, "", nil // testing's F.Fuzz says what is wrong
 	}
 	adapt := false

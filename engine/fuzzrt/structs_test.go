@@ -111,6 +111,12 @@ func TestAdaptRefuses(t *testing.T) {
 			t.Errorf("%T: error %v, want %q", c.ff, err, c.want)
 		}
 	}
+	// Misshapen, testing's F.Fuzz says what is wrong, as for go test.
+	for _, ff := range []any{func(*testing.T, inner) string { return "" }, func(*testing.B, inner) {}, func(*testing.T, ...inner) {}} {
+		if g, layout, err := Adapt(ff); err != nil || layout != "" || reflect.ValueOf(g).Pointer() != reflect.ValueOf(ff).Pointer() {
+			t.Errorf("%T was adapted: %v %q", ff, err, layout)
+		}
+	}
 	plain := func(*testing.T, []byte, int) {}
 	g, layout, err := Adapt(plain)
 	if err != nil || layout != "" || reflect.ValueOf(g).Pointer() != reflect.ValueOf(plain).Pointer() {
