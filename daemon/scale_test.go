@@ -123,6 +123,12 @@ func countLogs(c *lspConn, s string) (n int) {
 	return n
 }
 
+// logText is the log the server sent, a line a message.
+func (c *lspConn) logText() (s string) {
+	c.Locked(func() { s = strings.Join(c.logs(), "\n") })
+	return s
+}
+
 // awaitFuzzing waits until fuzzls/status has want sessions, all fuzzing.
 func awaitFuzzing(t *testing.T, c *lspConn, want int, timeout time.Duration) {
 	t.Helper()
@@ -280,21 +286,28 @@ func git(t *testing.T, dir string, args ...string) {
 	}
 }
 
-// A `git checkout` of a branch that changes 500 files in 25 packages (one of
-// which the fuzzed package imports) and adds a package, while the target
-// fuzzes: the watcher's burst is one rebuild, and fuzzing resumes.
+// A `git checkout` of a branch that changes 500 files in 25 packages (the
+// first and the last of which the fuzzed package imports) and adds a package, while the target
+// fuzzes: the watcher's burst is one rebuild, and fuzzing resumes. Then a
+// checkout back with a pause longer than the batcher's longest wait in the
+// middle (a smudge filter that sleeps on one file, as a slow disk or a big
+// repository would): still one rebuild, once git has let go of its index lock.
 func TestGitCheckoutOneRebuild(t *testing.T) {
 	requireEngine(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
 	files := map[string]string{
-		"go.mod": "module example.com/w\n\ngo 1.22\n",
+		".gitattributes": "gen/g12/f000.go filter=slow\n",
+		"go.mod":         "module example.com/w\n\ngo 1.22\n",
 		"target/target.go": `package target
 
-import "example.com/w/gen/g00"
+import (
+	"example.com/w/gen/g00"
+	"example.com/w/gen/g24"
+)
 
-func Check(b []byte) int { return g00.F000(len(b)) }
+func Check(b []byte) int { return g00.F000(len(b)) + g24.F019(len(b)) }
 `,
 		"target/target_test.go": `package target
 
@@ -356,12 +369,33 @@ func FuzzCheck(f *testing.F) {
 	t.Logf("built again %v after the checkout began", time.Since(start).Round(time.Millisecond))
 	time.Sleep(5 * time.Second) // the batcher's longest wait: a second rebuild would have begun
 	if n, m := countLogs(c, built)-builds, countLogs(c, "rebuilding FuzzCheck")-rebuilds; n != 1 || m != 1 {
-		t.Errorf("the checkout of 500 files made %d rebuilds (%d builds), want 1", m, n)
+		t.Errorf("the checkout of 500 files made %d rebuilds (%d builds), want 1; the log:\n%s", m, n, c.logText())
 	}
-	poll(t, "fuzzing again", time.Minute, func() bool {
-		st := c.status()
-		return len(st.Sessions) == 1 && st.Sessions[0].State == fproto.StateFuzzing && st.Sessions[0].Execs > execs
-	})
+	fuzzingAgain := func() {
+		poll(t, "fuzzing again", time.Minute, func() bool {
+			st := c.status()
+			return len(st.Sessions) == 1 && st.Sessions[0].State == fproto.StateFuzzing && st.Sessions[0].Execs > execs
+		})
+		execs = c.status().Sessions[0].Execs
+	}
+	fuzzingAgain()
+
+	git(t, dir, "config", "filter.slow.smudge", "sleep 6; cat")
+	git(t, dir, "config", "filter.slow.clean", "cat")
+	builds, rebuilds = countLogs(c, built), countLogs(c, "rebuilding FuzzCheck")
+	start = time.Now()
+	git(t, dir, "checkout", "-q", "main")
+	took := time.Since(start)
+	t.Logf("the slow git checkout took %v", took.Round(time.Millisecond))
+	if took < 5*time.Second {
+		t.Fatalf("the slow checkout took %v, no longer than the batcher waits at most (4 s)", took)
+	}
+	poll(t, "the rebuild after the slow checkout", 2*time.Minute, func() bool { return countLogs(c, built) > builds })
+	time.Sleep(5 * time.Second)
+	if n, m := countLogs(c, built)-builds, countLogs(c, "rebuilding FuzzCheck")-rebuilds; n != 1 || m != 1 {
+		t.Errorf("the slow checkout of 500 files made %d rebuilds (%d builds), want 1; the log:\n%s", m, n, c.logText())
+	}
+	fuzzingAgain()
 }
 
 // A workspace of two modules joined by go.work, the second using the first's

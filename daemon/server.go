@@ -69,6 +69,11 @@ const (
 // interrupt must not keep the process alive.
 const exitGrace = 500 * time.Millisecond
 
+// gitHoldMax bounds how long file changes wait for git to let go of its index
+// lock: a checkout of thousands of files takes seconds; a lock older than
+// this was left by a git that died.
+const gitHoldMax = 30 * time.Second
+
 // statusInterval is the shortest time between two fuzzls/status sent for the
 // sessions' stats: the counters move smoothly at two a second, and a client's
 // view redraws no more often.
@@ -328,6 +333,7 @@ func newServer(ctx context.Context, opts Options) *server {
 		defer s.recoverLog("rebuild")
 		s.filesChanged(paths)
 	})
+	s.changes.hold, s.changes.maxHold = s.gitBusy, gitHoldMax
 	return s
 }
 

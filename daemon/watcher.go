@@ -407,6 +407,13 @@ type batcher struct {
 	quiet, maxWait time.Duration
 	flush          func(paths []string)
 
+	// hold, if set, says whether a writer of many files is still at work (git
+	// holding its index lock through a checkout): the batch waits, up to
+	// maxHold after its first path, so that a checkout slower than maxWait is
+	// still one rebuild. A lock left by a git that died is waited out.
+	hold    func() bool
+	maxHold time.Duration
+
 	mu       sync.Mutex
 	pending  map[string]string // by pathKey: a file's events in two spellings are one change
 	first    time.Time         // when the first pending path came
@@ -451,6 +458,12 @@ func (b *batcher) fire() {
 		b.mu.Unlock()
 		return
 	}
+	if b.hold != nil && time.Since(b.first) < b.maxHold && b.hold() {
+		b.deadline = time.Now().Add(b.quiet)
+		b.timer.Reset(b.quiet)
+		b.mu.Unlock()
+		return
+	}
 	paths := make([]string, 0, len(b.pending))
 	for _, p := range b.pending {
 		paths = append(paths, p)
@@ -468,4 +481,45 @@ func (b *batcher) stop() {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
+}
+
+// gitIndexLock is the index lock file of the git repository dir is in (git
+// holds it while a checkout, merge or rebase writes the work tree), or "".
+// A worktree's .git is a file naming its git directory.
+func gitIndexLock(dir string) string {
+	for {
+		dotGit := filepath.Join(dir, ".git")
+		if fi, err := os.Stat(dotGit); err == nil {
+			if fi.IsDir() {
+				return filepath.Join(dotGit, "index.lock")
+			}
+			data, err := os.ReadFile(dotGit)
+			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if err != nil || !ok {
+				return ""
+			}
+			if !filepath.IsAbs(gitdir) {
+				gitdir = filepath.Join(dir, gitdir)
+			}
+			return filepath.Join(gitdir, "index.lock")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// gitBusy reports whether git holds the index lock of a workspace folder's
+// repository: the batcher's hold.
+func (s *server) gitBusy() bool {
+	for _, f := range s.workspaceFolders() {
+		if lock := gitIndexLock(f); lock != "" {
+			if _, err := os.Stat(lock); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -389,3 +389,27 @@ func TestWatcherBudget(t *testing.T) {
 		t.Errorf("watchedDirs = %d, want 3 (the root, a, a/b)", n)
 	}
 }
+
+// gitIndexLock finds the repository's index lock from any directory in it,
+// through a worktree's .git file too.
+func TestGitIndexLock(t *testing.T) {
+	root := t.TempDir()
+	repo, wt := filepath.Join(root, "repo"), filepath.Join(root, "wt")
+	for _, d := range []string{filepath.Join(repo, ".git", "worktrees", "wt"), filepath.Join(repo, "a", "b"), filepath.Join(wt, "c")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: ../repo/.git/worktrees/wt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		repo:                          filepath.Join(repo, ".git", "index.lock"),
+		filepath.Join(repo, "a", "b"): filepath.Join(repo, ".git", "index.lock"),
+		filepath.Join(wt, "c"):        filepath.Join(repo, ".git", "worktrees", "wt", "index.lock"),
+	} {
+		if got := gitIndexLock(dir); got != want {
+			t.Errorf("gitIndexLock(%s) = %s, want %s", dir, got, want)
+		}
+	}
+}
