@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,7 +109,7 @@ func TestMutators(t *testing.T) {
 func TestMutatorPanics(t *testing.T) {
 	bin := buildFuzzls(t)
 	dir := mutatorsWorkspace(t)
-	crashes, done, stderr := hookEvents(t, bin, dir, 0, "-run", "^FuzzPanicky$|^FuzzNoBytes$", "-fuzztime", "20000x", ".")
+	crashes, done, stderr := hookEvents(t, bin, dir, 0, "-run", "^FuzzPanicky$|^FuzzNoBytes$", "-fuzztime", "2s", ".")
 	if len(crashes) > 0 {
 		t.Errorf("crashes: %+v", crashes)
 	}
@@ -137,8 +138,17 @@ func TestMutatorsUnderGoTest(t *testing.T) {
 	} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		fuzzing := slices.Contains(args, "-fuzz=^FuzzMade$")
+		switch {
+		case err != nil && fuzzing && bytes.Contains(out, []byte("context deadline exceeded")) && !bytes.Contains(out, []byte("Failing input written to")):
+			// go test's own false red at the end of -fuzztime on a loaded
+			// machine (golang/go#75804): no input failed.
+			t.Logf("go %s: golang/go#75804:\n%s", strings.Join(args, " "), out)
+		case err != nil:
 			t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		case fuzzing && !bytes.Contains(out, []byte("fuzz: elapsed:")):
+			t.Errorf("go %s did not fuzz:\n%s", strings.Join(args, " "), out)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // The user's own mutators and generators (package fuzzhook, its own module in
@@ -121,6 +122,10 @@ const (
 	// hookPrior is the executions a source is taken to have run with one find
 	// before it ran any: a new hook starts at a fair share.
 	hookPrior = 100
+	// hookReportEvery is how often a worker sends its hooks' figures (and at
+	// once on a find, a failure or a first problem): the coordinator kills
+	// workers at the end of a run, so what they did since is not counted.
+	hookReportEvery = 200 * time.Millisecond
 )
 
 // weigh recomputes the shares from the rates of finds.

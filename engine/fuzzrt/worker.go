@@ -83,6 +83,7 @@ type worker struct {
 	crashes     map[string]int // local dedup: failure key → repeats not yet reported
 	lastRepeats time.Time
 	lastCmps    time.Time // when the comparison summaries last went out
+	lastHooks   time.Time // when the hooks' figures last went out
 }
 
 func (rt *runtimeState) work(fn func(corpusEntry) error) error {
@@ -408,6 +409,10 @@ func (w *worker) loop() {
 		if n&1023 == 0 {
 			w.flushRepeats()
 		}
+		if n&255 == 0 && len(w.mix.hooks) > 0 && time.Since(w.lastHooks) >= hookReportEvery {
+			w.lastHooks = time.Now()
+			w.sendHooks()
+		}
 		if n%cmpEvery == cmpEvery-1 && w.rt.cmpEnabled() {
 			w.cmpRound()
 			continue
@@ -591,7 +596,6 @@ func (w *worker) flushRepeats() {
 		return
 	}
 	w.lastRepeats = time.Now()
-	w.sendHooks()
 	for key, n := range w.crashes {
 		if n > 0 {
 			w.rt.send(&Message{Crash: &CrashReport{Output: key, Repeat: n}})
