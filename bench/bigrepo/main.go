@@ -20,7 +20,13 @@
 //   - starts four more targets and reads the daemon's resident memory
 //     (VmRSS; its workers are other processes) with one and with five
 //     fuzzing, its inotify watches, and the number and size of its
-//     notifications.
+//     notifications;
+//   - with -all, "Fuzz all" (fuzzls.start without arguments): every target
+//     of the repository builds and fuzzes on the same workers, while code
+//     lens and hover requests are timed and the processes of the targets'
+//     binaries counted; its memory then;
+//   - with -soak d, one target fuzzes for d while the daemon's memory is read
+//     every minute: it must stay flat.
 //
 // Every figure with a goal is printed with it and pass/FAIL; the exit status
 // is 1 when one is missed.
@@ -62,6 +68,8 @@ var (
 	saves    = flag.Int("saves", 3, "saves of the non-test file")
 	verbose  = flag.Bool("v", false, "copy the daemon's log to stderr")
 	keep     = flag.Bool("keep", false, "keep the temporary directory")
+	all      = flag.Bool("all", false, `then "Fuzz all": every target of the repository at once`)
+	soak     = flag.Duration("soak", 0, "then one target fuzzes this long, the daemon's memory read every minute")
 )
 
 // Goals of issue 29.
@@ -76,6 +84,8 @@ const (
 	goalNoteBytes  = 1 << 20
 	goalNotesPerS  = 5.0
 	notesWindowDur = 70 * time.Second
+	goalAnswerP95  = time.Second // code lens and hover while every target fuzzes
+	goalSoakGrowth = 20 << 20    // the daemon's memory from the soak's second minute to its end
 )
 
 func main() {
@@ -162,6 +172,12 @@ func main() {
 	time.Sleep(*hold)
 	r.rssFive = d.rss()
 	r.sessions = d.sessionStates()
+	if *all {
+		r.all = d.fuzzAll(testPath)
+	}
+	if *soak > 0 {
+		r.soak = d.soakRSS(testPath, *soak)
+	}
 	d.close()
 	if !r.print() {
 		os.Exit(1)
@@ -421,6 +437,106 @@ func lastStatus(c *lspclient.Client) []fproto.SessionStatus {
 	return c.Status[len(c.Status)-1].V.Sessions
 }
 
+// allStats is what "Fuzz all" showed.
+type allStats struct {
+	targets, fuzzing, failed int           // sessions in all, fuzzing, not built or in error
+	took                     time.Duration // until every session fuzzed or failed
+	answers                  []time.Duration
+	maxProcs                 int // processes of the targets' binaries at once
+	rss                      int64
+	failures                 []string
+}
+
+// fuzzAll starts every target of the workspace and waits until each fuzzes
+// or fails to build, timing code lens and hover requests on the test file at
+// path all along and counting the processes of the targets' binaries.
+func (d *daemon) fuzzAll(path string) allStats {
+	step("Fuzz all")
+	var a allStats
+	began := time.Now()
+	if _, err := d.Command(fproto.CommandStart, nil); err != nil {
+		fatalf("fuzzls.start (all): %v", err)
+	}
+	text := mustRead(path)
+	pos := protocol.Position{Line: uint32(strings.Count(text[:strings.Index(text, "func "+*target)], "\n")), Character: 6}
+	doc := protocol.TextDocumentIdentifier{URI: uri.File(path)}
+	for deadline := began.Add(45 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		t := time.Now()
+		_, err := d.Server.CodeLens(context.Background(), &protocol.CodeLensParams{TextDocument: doc})
+		check(err)
+		_, err = d.Server.Hover(context.Background(), &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: doc, Position: pos}})
+		check(err)
+		a.answers = append(a.answers, time.Since(t))
+		a.maxProcs = max(a.maxProcs, testProcesses())
+		st, err := d.SessionStatus()
+		check(err)
+		a.targets, a.fuzzing, a.failed = len(st.Sessions), 0, 0
+		a.failures = a.failures[:0]
+		for _, s := range st.Sessions {
+			switch s.State {
+			case fproto.StateFuzzing:
+				a.fuzzing++
+			case fproto.StateError, fproto.StateStopped:
+				a.failed++
+				a.failures = append(a.failures, fmt.Sprintf("%s.%s: %s %s", s.Package, s.Name, s.State, firstLine(s.Message)))
+			}
+		}
+		if a.targets > 5 && a.fuzzing+a.failed == a.targets {
+			break
+		}
+		if time.Now().After(deadline) {
+			step("  not all fuzzing after 45 minutes: %d of %d", a.fuzzing, a.targets)
+			break
+		}
+	}
+	a.took = time.Since(began)
+	time.Sleep(*hold)
+	a.rss = d.rss()
+	step("  %d targets: %d fuzzing, %d not, after %v", a.targets, a.fuzzing, a.failed, a.took.Round(time.Second))
+	return a
+}
+
+// testProcesses counts the processes running a test binary (*.test).
+func testProcesses() int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && strings.HasSuffix(exe, ".test") {
+			n++
+		}
+	}
+	return n
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// soakRSS stops every session but the target's and reads the daemon's memory
+// every minute for span.
+func (d *daemon) soakRSS(path string, span time.Duration) []int64 {
+	step("soak: %s alone for %v", *target, span)
+	if _, err := d.Command(fproto.CommandStop, nil); err != nil {
+		fatalf("fuzzls.stop (all): %v", err)
+	}
+	d.startTarget(path, *target)
+	var rss []int64
+	for end := time.Now().Add(span); time.Now().Before(end); {
+		time.Sleep(min(time.Minute, time.Until(end)))
+		rss = append(rss, d.rss())
+		step("  %v: %.0f MB", time.Duration(len(rss))*time.Minute, float64(rss[len(rss)-1])/(1<<20))
+	}
+	return rss
+}
+
 type report struct {
 	refCold, refWarm time.Duration
 	lens             time.Duration
@@ -431,6 +547,8 @@ type report struct {
 	watches          int
 	notes            noteStats
 	sessions         []string
+	all              allStats
+	soak             []int64
 }
 
 // print writes the table and says whether every goal was met.
@@ -466,6 +584,21 @@ func (r *report) print() bool {
 	row(fmt.Sprintf("notifications in the %v after the first coverage, saves included (coverage, status)", notesWindowDur), fmt.Sprintf("≤ %.0f/s", goalNotesPerS),
 		fmt.Sprintf("%d, %d: %.1f/s", n.coverage, n.status, n.perSecond), n.perSecond <= goalNotesPerS)
 	row("largest notification", "≤ "+mb(goalNoteBytes), fmt.Sprintf("%.2f MB (%.1f MB in all)", float64(n.largest)/(1<<20), float64(n.bytes)/(1<<20)), n.largest <= goalNoteBytes)
+	if a := r.all; a.targets > 0 {
+		p95 := percentile(a.answers, 0.95)
+		row(fmt.Sprintf("Fuzz all: %d targets fuzzing (%d did not build or stopped)", a.fuzzing, a.failed), "all that build", fmt.Sprintf("%d of %d after %s", a.fuzzing, a.targets, secs(a.took)), a.fuzzing+a.failed == a.targets)
+		row(fmt.Sprintf("Fuzz all: code lens + hover, 95th percentile of %d", len(a.answers)), "≤ "+secs(goalAnswerP95), secs(p95), p95 <= goalAnswerP95)
+		row("Fuzz all: test binaries running at once (workers and seeds runs)", fmt.Sprintf("≤ %d + seeds runs", *parallel), strconv.Itoa(a.maxProcs), a.maxProcs <= *parallel+2)
+		row("Fuzz all: daemon memory", "", mb(a.rss), true)
+		for _, f := range a.failures {
+			fmt.Println("  not fuzzing: " + f)
+		}
+	}
+	if n := len(r.soak); n >= 3 {
+		growth := r.soak[n-1] - r.soak[1]
+		row(fmt.Sprintf("daemon memory over %d minutes, one target (2nd minute → last; max)", n), "growth ≤ "+mb(goalSoakGrowth),
+			fmt.Sprintf("%s → %s (%+.0f MB); max %s", mb(r.soak[1]), mb(r.soak[n-1]), float64(growth)/(1<<20), mb(slices.Max(r.soak))), growth <= goalSoakGrowth)
+	}
 	fmt.Println("\nSessions at the end:")
 	for _, s := range r.sessions {
 		fmt.Println("  " + s)
@@ -474,6 +607,16 @@ func (r *report) print() bool {
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// percentile is the p-th percentile (0 < p ≤ 1) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
 
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
