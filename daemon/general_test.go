@@ -345,13 +345,15 @@ func TestSettings(t *testing.T) {
 	}{
 		{"empty", `{}`, def, 0, engine.BuildFlags{}, false},
 		{"flat", `{"autoStart":"workspace","parallel":3,"keepFuzzing":false,"timeout":2.5,"rssLimitMB":512,"nice":0,"cacheDir":"/tmp/c","leaks":true}`,
-			fproto.Settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: "2.5s", RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c", Leaks: true, BuildFlags: []string{}},
+			fproto.Settings{AutoStart: "workspace", Parallel: 3, KeepFuzzing: false, Timeout: "2.5s", RSSLimitMB: 512, Nice: 0, CacheDir: "/tmp/c", Leaks: true, BuildFlags: []string{}, Engine: fproto.EngineFuzzls},
 			2500 * time.Millisecond, engine.BuildFlags{}, false},
 		{"section", `{"fuzzls":{"autoStart":"openFiles","timeout":"1m","nice":19,"plateau":"5m"}}`,
 			with(func(s *fproto.Settings) { s.AutoStart, s.Timeout, s.Nice, s.Plateau = "openFiles", "1m", 19, "5m" }), time.Minute, engine.BuildFlags{}, false},
 		{"bad plateau", `{"plateau":"-5m","nice":3}`, with(func(s *fproto.Settings) { s.Nice = 3 }), 0, engine.BuildFlags{}, true},
 		{"bad values keep the good ones", `{"autoStart":"always","parallel":-1,"rssLimitMB":100,"nice":20,"cacheDir":"rel"}`,
 			with(func(s *fproto.Settings) { s.RSSLimitMB = 100 }), 0, engine.BuildFlags{}, true},
+		{"engine", `{"engine":"gotest"}`, with(func(s *fproto.Settings) { s.Engine = fproto.EngineGoTest }), 0, engine.BuildFlags{}, false},
+		{"bad engine", `{"engine":"afl","parallel":2}`, with(func(s *fproto.Settings) { s.Parallel = 2 }), 0, engine.BuildFlags{}, true},
 		{"bad timeouts", `{"timeout":-1}`, def, 0, engine.BuildFlags{}, true},
 		{"bad timeout string", `{"timeout":"soon","parallel":2}`, with(func(s *fproto.Settings) { s.Parallel = 2 }), 0, engine.BuildFlags{}, true},
 		{"buildFlags", `{"fuzzls":{"buildFlags":["-tags","integration e2e","-race","-ldflags=-X main.v=1"]}}`,
@@ -368,7 +370,7 @@ func TestSettings(t *testing.T) {
 			t.Errorf("%s: got %+v, %v; want %+v, error %v", tc.desc, st, err, tc.want, tc.wantErr)
 		}
 		if o := engineOptions(st, nil); o.Nice != st.Nice || o.RSSLimitMB != st.RSSLimitMB || o.Parallel != st.Parallel || o.Build != tc.build || o.Leaks != st.Leaks ||
-			o.Timeout != tc.timeout || o.KeepFuzzing != st.KeepFuzzing || o.CacheDir != st.CacheDir || o.Plateau != mustDuration(t, cmp.Or(st.Plateau, "0")) {
+			o.Timeout != tc.timeout || o.KeepFuzzing != st.KeepFuzzing || o.CacheDir != st.CacheDir || o.Engine != st.Engine || o.Plateau != mustDuration(t, cmp.Or(st.Plateau, "0")) {
 			t.Errorf("%s: engine options %+v do not follow the settings %+v", tc.desc, o, st)
 		}
 	}

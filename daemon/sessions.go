@@ -520,6 +520,7 @@ func (s *server) status() fproto.StatusParams {
 			Covered: st.Covered, Blocks: st.Blocks, Crashes: st.Crashes,
 			Changed: st.Changed, ChangedReached: st.ChangedReached,
 			SinceCoverage: st.SinceCoverage.Seconds(), ExecsSinceCoverage: st.ExecsSinceCoverage,
+			Engine: st.Engine,
 		}
 		for _, m := range st.Mutators {
 			ss.Mutators = append(ss.Mutators, fproto.MutatorStatus(m))

@@ -86,6 +86,10 @@ func updateSettings(st *fproto.Settings, raw []byte) error {
 			*d.dir = *d.before
 		}
 	}
+	if err := engine.CheckEngine(next.Engine); err != nil {
+		bad("%v", err)
+		next.Engine = st.Engine
+	}
 	if _, err := engine.ParseBuildFlags(next.BuildFlags); err != nil {
 		bad("buildFlags: %v", err) // the flags understood are used, as the other settings
 	}
@@ -161,6 +165,7 @@ func engineOptions(st fproto.Settings, log io.Writer) engine.Options {
 		Nice:        st.Nice,
 		Build:       buildFlags(st),
 		Leaks:       st.Leaks,
+		Engine:      st.Engine,
 		Log:         log,
 		Persistent:  true,
 		// Failures found on other machines are run here and reported like

@@ -63,6 +63,9 @@ type Options struct {
 	// Seed seeds the workers' mutators (the n-th worker a session starts gets
 	// Seed+n), for runs that repeat (tests); 0 draws a random seed per worker.
 	Seed uint64
+	// Engine fuzzes the targets: protocol.EngineFuzzls ("" too) or
+	// protocol.EngineGoTest, go test -fuzz (gotest.go).
+	Engine string
 	// Build are go test's flags for the load and the build (-tags, -race,
 	// -ldflags, -gcflags); with Race, a data race is a failure of kind race.
 	Build BuildFlags
@@ -215,6 +218,8 @@ type Stats struct {
 	// Mutators are the user's own mutators and generators (package fuzzhook)
 	// the current build's workers used, in the order first reported.
 	Mutators []MutatorStats
+	// Engine fuzzes it (Options.Engine, the default filled in).
+	Engine string
 }
 
 // MutatorStats is what one of the user's mutators or generators did in the

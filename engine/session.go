@@ -14,6 +14,7 @@ import (
 	"fuzzls.dev/fuzzls/engine/failure"
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
+	"fuzzls.dev/fuzzls/protocol"
 )
 
 // Session is one target being built and fuzzed: its life cycle (run: build,
@@ -149,6 +150,7 @@ func (s *Session) statsLocked() Stats {
 	}
 	st.ExecsPerSec = s.rate.perSec
 	st.Mutators = s.hooks.list(s.bin)
+	st.Engine = engineName(s.e.opts)
 	return st
 }
 
@@ -331,7 +333,11 @@ func (s *Session) run() {
 			s.replaySeeds()
 			return
 		}
-		switch s.fuzz() {
+		fuzz := s.fuzz
+		if o.Engine == protocol.EngineGoTest {
+			fuzz = s.fuzzGoTest
+		}
+		switch fuzz() {
 		case outStopped:
 			return
 		case outFinished:

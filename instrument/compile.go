@@ -37,7 +37,7 @@ func compile(ctx context.Context, pkg *Package, flags BuildFlags, dir, ovlPath s
 	cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
 	cmd.Dir = pkg.Dir
 	pkg.goCommand(cmd, dir)
-	unguard := guard(cmd)
+	unguard := Guard(cmd)
 	msgs, err := cmd.CombinedOutput()
 	unguard()
 	if err == nil {

@@ -25,10 +25,10 @@ func init() {
 	}
 }
 
-// guard makes cmd, a go command not yet started, run under the guard, and returns
+// Guard makes cmd, a go command not yet started, run under the guard, and returns
 // what to call once cmd has returned. Without an executable to start again, cmd is
 // left as it is.
-func guard(cmd *exec.Cmd) (done func()) {
+func Guard(cmd *exec.Cmd) (done func()) {
 	exe, err := os.Executable()
 	if err != nil {
 		return func() {}

@@ -132,6 +132,8 @@ type SessionStatus struct {
 	// Mutators are the target's own mutators and generators (package
 	// fuzzhook) and what each did with the current build.
 	Mutators []MutatorStatus `json:"mutators,omitempty"`
+	// Engine fuzzes it: Settings.Engine's values.
+	Engine string `json:"engine,omitempty"`
 }
 
 // MutatorStatus is what one of a target's own mutators or generators did: the
@@ -260,6 +262,14 @@ const (
 	AutoStartWorkspace = "workspace" // every target of the workspace
 )
 
+// Values of Settings.Engine: who fuzzes a target.
+const (
+	EngineFuzzls = "fuzzls" // fuzzls's own workers
+	// EngineGoTest is go test's native engine (go test -fuzz); fuzzls replays
+	// its corpus for coverage and its failing input for the diagnostic.
+	EngineGoTest = "gotest"
+)
+
 // Settings are the daemon's settings, sent by the client as initializationOptions
 // and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
 // key). A member left out keeps its value (at first DefaultSettings'). The
@@ -288,6 +298,9 @@ type Settings struct {
 	// uncovered block says it either way). Off by default: a workspace's blockers
 	// are many, and the Problems list is for failures.
 	Blockers bool `json:"blockers"`
+	// Engine fuzzes the targets: EngineFuzzls or EngineGoTest. go test writes
+	// a failing input into the package's testdata/fuzz/FuzzXxx, as it always does.
+	Engine string `json:"engine"`
 }
 
 // DefaultSettings are the settings of a client that sends none: the one
@@ -301,5 +314,6 @@ func DefaultSettings() Settings {
 		RSSLimitMB:  2048,
 		Nice:        10,
 		BuildFlags:  []string{},
+		Engine:      EngineFuzzls,
 	}
 }

@@ -139,6 +139,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	nice := fs.Int("nice", 0, "nice value of the workers (1 to 19: they yield the cores to other work; the daemon uses 10)")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
+	engineName := fs.String("engine", protocol.EngineFuzzls, "who fuzzes: fuzzls, or gotest (go test -fuzz, whose failing input go test writes into testdata/fuzz/FuzzXxx; fuzzls replays it, and go test's corpus for coverage)")
 	ci := addCIFlags(fs)
 	focus := addFocusFlag(fs)
 	build := buildFlags(fs)
@@ -151,6 +152,10 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := chdirTo(*chdir); err != nil {
 		fmt.Fprintf(stderr, "fuzzls: %v\n", err)
+		return 2
+	}
+	if err := engine.CheckEngine(*engineName); err != nil {
+		fmt.Fprintf(stderr, "fuzzls: -engine: %v\n", err)
 		return 2
 	}
 	// As go test's -run, "/" separates the target's pattern from its seeds'.
@@ -173,7 +178,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	}
 	rep := &reporter{W: stdout, JSON: *jsonOut}
 	opts := engine.Options{CacheDir: *cacheDir, Parallel: *parallel, Timeout: *timeout, MinimizeTime: *minimizeTime,
-		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: engine.RSSLimit(*rss), Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr}
+		KeepFuzzing: *keep, Plateau: *plateau, Leaks: *leaks, RSSLimitMB: engine.RSSLimit(*rss), Nice: *nice, Dict: *dict, FuzzTime: ft.d, FuzzExecs: ft.n, Build: build(), Log: stderr, Engine: *engineName}
 	opts.ReplaySeeds = seedRE
 	ci.options(&opts)
 	if err := focus.options(&opts); err != nil {

@@ -145,6 +145,8 @@ export interface SessionStatus {
 	 * fuzzhook) and what each did with the current build.
 	 */
 	mutators?: MutatorStatus[] | null;
+	/** Engine fuzzes it: Settings.Engine's values. */
+	engine?: string;
 }
 
 /**
@@ -295,6 +297,14 @@ export const AutoStartOff = "off";
 export const AutoStartOpenFiles = "openFiles";
 export const AutoStartWorkspace = "workspace";
 
+// Values of Settings.Engine: who fuzzes a target.
+export const EngineFuzzls = "fuzzls";
+/**
+ * EngineGoTest is go test's native engine (go test -fuzz); fuzzls replays
+ * its corpus for coverage and its failing input for the diagnostic.
+ */
+export const EngineGoTest = "gotest";
+
 /**
  * Settings are the daemon's settings, sent by the client as initializationOptions
  * and in workspace/didChangeConfiguration (either as they are or under a "fuzzls"
@@ -331,6 +341,11 @@ export interface Settings {
 	 * are many, and the Problems list is for failures.
 	 */
 	blockers: boolean;
+	/**
+	 * Engine fuzzes the targets: EngineFuzzls or EngineGoTest. go test writes
+	 * a failing input into the package's testdata/fuzz/FuzzXxx, as it always does.
+	 */
+	engine: string;
 }
 
 /**
@@ -352,4 +367,5 @@ export const defaultSettings: Settings = {
 	leaks: false,
 	plateau: "",
 	blockers: false,
+	engine: "fuzzls",
 };

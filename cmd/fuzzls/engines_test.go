@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fuzzls.dev/fuzzls/internal/testws"
+)
+
+// TestGoTestEngine: fuzzls fuzz -engine gotest runs go test -fuzz on the
+// calculator, reports its division by zero as fuzzls reports a failure (kind,
+// message, the panic's line, the input minimized) and exits 1; go test wrote the
+// failing input into testdata/fuzz/FuzzEval, as it does.
+func TestGoTestEngine(t *testing.T) {
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/calc")
+	cmd := exec.Command(bin, "fuzz", "-engine", "gotest", "-parallel", "1", "-minimizetime", "10s", "-cachedir", t.TempDir(), ".")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
+	}
+	divLine := testws.Line(t, filepath.Join(dir, "calc.go"), "v /= w")
+	for _, want := range []string{
+		"--- FAIL: FuzzEval (panic)",
+		"integer divide by zero",
+		fmt.Sprintf("at %s:%d", filepath.Join(dir, "calc.go"), divLine),
+		"minimized failing input:",
+	} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("no %q in the report:\n%s\nstderr:\n%s", want, out, stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "go test -run=^FuzzEval$ -fuzz=^FuzzEval$ -parallel=1") {
+		t.Errorf("go test -fuzz did not run:\n%s", stderr.String())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "testdata", "fuzz", "FuzzEval")); len(ents) != 1 {
+		t.Errorf("go test's failing input: %d files in testdata/fuzz/FuzzEval, want 1", len(ents))
+	}
+}
+
+// TestEngineFlag: an engine that is none is refused, saying which are.
+func TestEngineFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := fuzz([]string{"-engine", "afl", "."}, &stdout, &stderr); code != 2 {
+		t.Fatalf("exit status %d, want 2", code)
+	}
+	if want := `-engine: engine "afl" is not one of fuzzls, gotest`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
