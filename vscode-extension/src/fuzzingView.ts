@@ -1,5 +1,6 @@
-// The "Fuzzing" view (Explorer area): package → target → crashes, blockers, corpus
-// size, coverage and plateau, from the last fuzzls/status, the crash diagnostics
+// The "Fuzzing" view (Explorer area): package → target → crashes, blockers, then
+// statusModel's targetRows (corpus size, coverage, plateau, executions, the
+// target's own mutators and generators), from the last fuzzls/status, the crash diagnostics
 // and fuzzls.blockers (asked of the daemon for the fuzzing targets, at most every
 // blockersEvery).
 
@@ -7,7 +8,7 @@ import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes, type Crash } from './crashInput';
 import { CommandBlockers, StateFuzzing, type Blocker, type BlockersResult, type SessionStatus } from './protocol';
-import { blockerText, byPackage, formatRate, quietText } from './statusModel';
+import { blockerText, byPackage, formatRate, quietText, targetRows } from './statusModel';
 
 export type Node =
 	| { kind: 'package'; pkg: string; sessions: SessionStatus[] }
@@ -16,7 +17,7 @@ export type Node =
 	| { kind: 'crash'; crash: Crash }
 	| { kind: 'blockers'; blockers: Blocker[] }
 	| { kind: 'blocker'; blocker: Blocker }
-	| { kind: 'info'; label: string; description: string; icon: string };
+	| { kind: 'info'; label: string; description: string; icon: string; tooltip?: string };
 
 export const viewId = 'fuzzls.fuzzing';
 
@@ -92,16 +93,11 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 				return n.sessions.map((session) => ({ kind: 'target', session }));
 			case 'target': {
 				const s = n.session;
-				const pct = s.blocks > 0 ? ` (${Math.round((100 * s.covered) / s.blocks)}%)` : '';
-				const quiet = quietText(s);
 				const blockers = this.blockers.get(key(s))?.list ?? [];
 				return [
 					{ kind: 'crashes', session: s, crashes: crashesOf(s) },
 					...(blockers.length > 0 ? [{ kind: 'blockers', blockers } as const] : []),
-					{ kind: 'info', label: 'corpus', description: `${s.corpus} entries`, icon: 'database' },
-					{ kind: 'info', label: 'coverage', description: `${s.covered}/${s.blocks} blocks${pct}`, icon: 'symbol-ruler' },
-					...(quiet ? [{ kind: 'info', label: 'plateau', description: quiet, icon: 'watch' } as const] : []),
-					{ kind: 'info', label: 'executions', description: `${s.execs.toLocaleString('en-US')} · ${formatRate(s.execsPerSec)}/s`, icon: 'dashboard' },
+					...targetRows(s).map((row) => ({ kind: 'info', ...row }) as const),
 				];
 			}
 			case 'crashes':
@@ -176,6 +172,7 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 				const it = new vscode.TreeItem(n.label, C.None);
 				it.description = n.description;
 				it.iconPath = new vscode.ThemeIcon(n.icon);
+				it.tooltip = n.tooltip;
 				return it;
 			}
 		}

@@ -1,11 +1,12 @@
 // The status bar: one item with the running targets, total execs/s and crashes
-// (from fuzzls/status; a click opens the Fuzzing view), and one that shows and
+// (from fuzzls/status; its tooltip a line per target and one per mutator or
+// generator of a target's own; a click opens the Fuzzing view), and one that shows and
 // hides the coverage highlights.
 
 import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import type { CoverageDecorations } from './coverage';
-import { sessionLine, statusText, summarize } from './statusModel';
+import { mutatorLine, mutatorText, sessionLine, statusText, summarize } from './statusModel';
 
 export class StatusBar implements vscode.Disposable {
 	private readonly main: vscode.StatusBarItem;
@@ -38,6 +39,11 @@ export class StatusBar implements vscode.Disposable {
 		for (const s of st?.sessions ?? []) {
 			tip.appendText(sessionLine(s));
 			tip.appendMarkdown('  \n');
+			for (const m of s.mutators ?? []) {
+				tip.appendMarkdown(`&nbsp;&nbsp;$(${mutatorText(m).icon}) `);
+				tip.appendText(mutatorLine(m));
+				tip.appendMarkdown('  \n');
+			}
 		}
 		tip.appendMarkdown('\nClick to open the Fuzzing view.');
 		this.main.tooltip = tip;

@@ -1,7 +1,7 @@
 // Aggregating fuzzls/status into what the status bar and the Fuzzing view show.
 // No VS Code dependency.
 
-import { StateBuilding, StateError, StateFuzzing, type Blocker, type SessionStatus, type StatusParams } from './protocol';
+import { StateBuilding, StateError, StateFuzzing, type Blocker, type MutatorStatus, type SessionStatus, type StatusParams } from './protocol';
 
 export interface Summary {
 	/** Sessions building or fuzzing. */
@@ -89,6 +89,82 @@ export function quietText(x: SessionStatus): string | undefined {
 export function blockerText(b: Blocker): { label: string; description: string } {
 	const fed = b.frequent === b.nearest ? `nearest ${b.nearest}` : `nearest ${b.nearest}, most frequent ${b.frequent}`;
 	return { label: b.expr, description: `${fed} · ${b.behind} block${b.behind === 1 ? '' : 's'} behind` };
+}
+
+/**
+ * hookName is a mutator's or generator's function without its package path, as
+ * the runtime names it: example.com/expr.exprMutator → exprMutator,
+ * example.com/expr.FuzzExpr.func1 → FuzzExpr.func1 (dots within the path's last
+ * element are escaped, %2e, so the first dot after the last slash ends it).
+ */
+export function hookName(name: string): string {
+	const last = name.slice(name.lastIndexOf('/') + 1);
+	const dot = last.indexOf('.');
+	return dot >= 0 && dot < last.length - 1 ? last.slice(dot + 1) : name;
+}
+
+/** findsPercent writes the share of a hook's executions that found new coverage: 0.3 %, < 0.1 %, 0 %. */
+function findsPercent(finds: number, execs: number): string {
+	const pct = (100 * finds) / execs;
+	if (finds > 0 && pct < 0.05) {
+		return '< 0.1 %';
+	}
+	return `${pct.toFixed(1).replace(/\.0$/, '')} %`;
+}
+
+/**
+ * mutatorText is one of a target's own mutators or generators as the Fuzzing
+ * view lists it: kind and short name as the label; executions, finds (with their
+ * share) and panics as the description; the full name and the problem (its first
+ * panic with the stack, or why the target cannot use it) as the tooltip; a
+ * warning icon when it has a problem.
+ */
+export function mutatorText(m: MutatorStatus): Row {
+	const parts = [`${m.execs.toLocaleString('en-US')} execs`, `${m.finds.toLocaleString('en-US')} find${m.finds === 1 ? '' : 's'}${m.execs > 0 ? ` (${findsPercent(m.finds, m.execs)})` : ''}`];
+	if (m.panics > 0) {
+		parts.push(`${m.panics.toLocaleString('en-US')} panic${m.panics === 1 ? '' : 's'}`);
+	}
+	return {
+		label: `${m.kind} ${hookName(m.name)}`,
+		description: parts.join(', '),
+		tooltip: m.problem ? `${m.kind} ${m.name}\n\n${m.problem}` : `${m.kind} ${m.name}`,
+		icon: m.problem ? 'warning' : m.kind === 'generator' ? 'symbol-constructor' : 'wand',
+	};
+}
+
+/** Row is a line of the Fuzzing view under a target. */
+export interface Row {
+	label: string;
+	description: string;
+	icon: string;
+	tooltip?: string;
+}
+
+/**
+ * targetRows are the rows the Fuzzing view shows under a target after its
+ * crashes and blockers: corpus, coverage, plateau (once quiet), executions, and
+ * one row per mutator or generator of the target's own.
+ */
+export function targetRows(s: SessionStatus): Row[] {
+	const pct = s.blocks > 0 ? ` (${Math.round((100 * s.covered) / s.blocks)}%)` : '';
+	const quiet = quietText(s);
+	return [
+		{ label: 'corpus', description: `${s.corpus} entries`, icon: 'database' },
+		{ label: 'coverage', description: `${s.covered}/${s.blocks} blocks${pct}`, icon: 'symbol-ruler' },
+		...(quiet ? [{ label: 'plateau', description: quiet, icon: 'watch' }] : []),
+		{ label: 'executions', description: `${s.execs.toLocaleString('en-US')} · ${formatRate(s.execsPerSec)}/s`, icon: 'dashboard' },
+		...(s.mutators ?? []).map(mutatorText),
+	];
+}
+
+/**
+ * mutatorLine is a mutator or generator in a line (the status bar's tooltip):
+ * the view's label and description, and the first line of its problem.
+ */
+export function mutatorLine(m: MutatorStatus): string {
+	const t = mutatorText(m);
+	const problem = m.problem ? ` — ${m.problem.split('\n')[0]}` : '';
+	return `${t.label}: ${t.description}${problem}`;
 }
 
 /** formatRate writes 950, 12.3k, 1.2M. */

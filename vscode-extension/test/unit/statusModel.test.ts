@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionStatus } from '../../src/protocol';
-import { blockerText, byPackage, formatDuration, formatRate, quietText, sessionLine, statusText, summarize } from '../../src/statusModel';
+import { blockerText, byPackage, formatDuration, formatRate, hookName, mutatorLine, quietText, sessionLine, statusText, summarize, targetRows } from '../../src/statusModel';
 import { History } from '../../src/history';
 import { renderChart } from '../../src/chartSvg';
 
@@ -102,5 +102,37 @@ describe('blockers', () => {
 	it('labels a blocker with its comparison, and says what fuzzing fed it and what lies behind', () => {
 		assert.deepEqual(blockerText(b), { label: 'x == 0x89504e47', description: 'nearest 0x89504e00, most frequent 0x0 · 5 blocks behind' });
 		assert.deepEqual(blockerText({ ...b, frequent: '0x89504e00', behind: 1 }), { label: 'x == 0x89504e47', description: 'nearest 0x89504e00 · 1 block behind' });
+	});
+});
+
+describe('mutators', () => {
+	const mut = { name: 'example.com/expr.exprMutator', kind: 'mutator', execs: 12345, finds: 37, panics: 0 };
+	const problem = 'panic: runtime error: index out of range [3] with length 3\n\ngoroutine 7 [running]:\nexample.com/expr.FuzzExpr.func2(...)';
+	const gen = { name: 'example.com/expr.FuzzExpr.func2', kind: 'generator', execs: 2000000, finds: 1, panics: 3, problem };
+	it('names a function without its package path', () => {
+		assert.equal(hookName('example.com/expr.exprMutator'), 'exprMutator');
+		assert.equal(hookName('example.com/expr.FuzzExpr.func1'), 'FuzzExpr.func1');
+		assert.equal(hookName('gopkg.in/yaml%2ev3.(*mut).Mutate'), '(*mut).Mutate');
+		assert.equal(hookName('main.mutate'), 'mutate');
+		assert.equal(hookName('odd'), 'odd');
+	});
+	it('lists a row per mutator or generator under a target that has them, after its executions', () => {
+		const plain = s({ corpus: 14, covered: 87, blocks: 120, execs: 2012345, execsPerSec: 1500 });
+		assert.deepEqual(targetRows(plain).map((r) => r.label), ['corpus', 'coverage', 'executions']);
+		const rows = targetRows({ ...plain, mutators: [mut, gen] });
+		assert.deepEqual(rows.map((r) => r.label), ['corpus', 'coverage', 'executions', 'mutator exprMutator', 'generator FuzzExpr.func2']);
+		assert.deepEqual(rows[3], { label: 'mutator exprMutator', description: '12,345 execs, 37 finds (0.3 %)', icon: 'wand', tooltip: 'mutator example.com/expr.exprMutator' });
+		// A problem (its first panic with the stack, or why the target cannot use it) is a warning, in full in the tooltip.
+		assert.deepEqual(rows[4], { label: 'generator FuzzExpr.func2', description: '2,000,000 execs, 1 find (< 0.1 %), 3 panics', icon: 'warning', tooltip: `generator example.com/expr.FuzzExpr.func2\n\n${problem}` });
+		assert.equal(rows[2]?.description, '2,012,345 · 1.5k/s');
+	});
+	it('says what an unused one did, and why it is unused', () => {
+		const unused = { name: 'example.com/n.FuzzInt.func1', kind: 'mutator', execs: 0, finds: 0, panics: 0, problem: 'the target takes no []byte or string argument: arguments (int)' };
+		assert.equal(mutatorLine(unused), 'mutator FuzzInt.func1: 0 execs, 0 finds — the target takes no []byte or string argument: arguments (int)');
+		assert.equal(mutatorLine({ ...mut, finds: 0, execs: 50 }), 'mutator exprMutator: 50 execs, 0 finds (0 %)');
+	});
+	it('in the status bar tooltip: one line each, with the first line of its problem', () => {
+		assert.equal(mutatorLine(mut), 'mutator exprMutator: 12,345 execs, 37 finds (0.3 %)');
+		assert.equal(mutatorLine(gen), 'generator FuzzExpr.func2: 2,000,000 execs, 1 find (< 0.1 %), 3 panics — panic: runtime error: index out of range [3] with length 3');
 	});
 });
