@@ -2,7 +2,7 @@
 // (vscode.WorkspaceConfiguration.get bound to the "fuzzls" section).
 
 import * as os from 'node:os';
-import { AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace, defaultSettings, type Settings } from './protocol';
+import { AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace, EngineFuzzls, EngineGoTest, defaultSettings, type Settings } from './protocol';
 
 /** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
 export type Getter = <T>(key: string, defaultValue: T) => T;
@@ -23,6 +23,7 @@ export const section = 'fuzzls';
 export const restartSettings = ['path'];
 
 const autoStarts: readonly string[] = [AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace];
+const engines: readonly string[] = [EngineFuzzls, EngineGoTest];
 
 function int(v: unknown, def: number): number {
 	return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : def;
@@ -46,6 +47,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 	const syncDir = get<string>('syncDir', d.syncDir);
 	const plateau = get<string>('plateau', d.plateau);
 	const buildFlags = get<unknown>('buildFlags', d.buildFlags);
+	const engine = get<string>('engine', d.engine);
 	return {
 		autoStart: autoStarts.includes(autoStart) ? autoStart : d.autoStart,
 		parallel: int(get<number>('parallel', d.parallel), d.parallel),
@@ -59,6 +61,7 @@ export function daemonSettings(get: Getter): DaemonSettings {
 		cacheDir: typeof cacheDir === 'string' ? expandHome(cacheDir.trim()) : d.cacheDir,
 		syncDir: typeof syncDir === 'string' ? expandHome(syncDir.trim()) : d.syncDir,
 		buildFlags: Array.isArray(buildFlags) ? buildFlags.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()) : [],
+		engine: engines.includes(engine) ? engine : d.engine,
 	};
 }
 

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { FuzzlsContext } from './context';
 import { crashes, type Crash } from './crashInput';
 import { CommandBlockers, StateFuzzing, type Blocker, type BlockersResult, type SessionStatus } from './protocol';
-import { blockerText, byPackage, formatRate, quietText, targetRows } from './statusModel';
+import { blockerText, byPackage, engineLabel, formatRate, quietText, targetRows } from './statusModel';
 
 export type Node =
 	| { kind: 'package'; pkg: string; sessions: SessionStatus[] }
@@ -122,7 +122,7 @@ export class FuzzingView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 				const s = n.session;
 				const it = new vscode.TreeItem(s.name, C.Expanded);
 				const quiet = s.state === 'fuzzing' ? quietText(s) : undefined;
-				it.description = s.state + (s.state === 'fuzzing' ? ` · ${formatRate(s.execsPerSec)} execs/s` : '') + (s.crashes ? ` · ${s.crashes} crash${s.crashes === 1 ? '' : 'es'}` : '') + (quiet ? ` · ${quiet}` : '');
+				it.description = (engineLabel(s) ? `${engineLabel(s)} · ` : '') + s.state + (s.state === 'fuzzing' ? ` · ${formatRate(s.execsPerSec)} execs/s` : '') + (s.crashes ? ` · ${s.crashes} crash${s.crashes === 1 ? '' : 'es'}` : '') + (quiet ? ` · ${quiet}` : '');
 				it.tooltip = s.message || undefined;
 				it.iconPath = new vscode.ThemeIcon(stateIcons[s.state] ?? 'beaker');
 				it.contextValue = 'target';

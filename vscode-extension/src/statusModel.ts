@@ -1,7 +1,7 @@
 // Aggregating fuzzls/status into what the status bar and the Fuzzing view show.
 // No VS Code dependency.
 
-import { StateBuilding, StateError, StateFuzzing, type Blocker, type MutatorStatus, type SessionStatus, type StatusParams } from './protocol';
+import { EngineGoTest, StateBuilding, StateError, StateFuzzing, type Blocker, type MutatorStatus, type SessionStatus, type StatusParams } from './protocol';
 
 export interface Summary {
 	/** Sessions building or fuzzing. */
@@ -208,9 +208,15 @@ export function statusText(s: Summary): string {
 	return `${icon} fuzzls: ${parts.join(' · ')}`;
 }
 
+/** engineLabel names the engine fuzzing a session when it is not fuzzls's own: "go test", else "". */
+export function engineLabel(x: SessionStatus): string {
+	return x.engine === EngineGoTest ? 'go test' : '';
+}
+
 /** sessionLine describes one session in a line (tooltips, the view, test output). */
 export function sessionLine(x: SessionStatus): string {
-	const parts = [`${x.name}: ${x.state}`];
+	const engine = engineLabel(x);
+	const parts = [`${x.name}${engine ? ` (${engine})` : ''}: ${x.state}`];
 	if (x.state === StateFuzzing) {
 		parts.push(`${formatRate(x.execsPerSec)} execs/s`);
 	}

@@ -13,19 +13,19 @@ function getter(values: Record<string, unknown>): Getter {
 
 describe('daemonSettings (initializationOptions)', () => {
 	it('defaults', () => {
-		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, leaks: false, blockers: false, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '', syncDir: '', buildFlags: [], plateau: '' });
+		assert.deepEqual(daemonSettings(getter({})), { autoStart: 'off', parallel: 0, keepFuzzing: true, leaks: false, blockers: false, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '', syncDir: '', buildFlags: [], plateau: '', engine: 'fuzzls' });
 	});
 	it('passes the settings through, leaving out the client-only ones', () => {
-		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, leaks: true, blockers: true, timeout: ' 2s ', plateau: ' 30m ', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', buildFlags: ['-tags=integration', ' -race ', 3], path: '/x', coverageDecorator: 'gutter' }));
-		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, leaks: true, blockers: true, timeout: '2s', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', syncDir: '', buildFlags: ['-tags=integration', '-race'], plateau: '30m' });
+		const got = daemonSettings(getter({ autoStart: 'workspace', parallel: 3, keepFuzzing: false, leaks: true, blockers: true, timeout: ' 2s ', plateau: ' 30m ', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', buildFlags: ['-tags=integration', ' -race ', 3], path: '/x', coverageDecorator: 'gutter', engine: 'gotest' }));
+		assert.deepEqual(got, { autoStart: 'workspace', parallel: 3, keepFuzzing: false, leaks: true, blockers: true, timeout: '2s', rssLimitMB: 512, nice: 0, cacheDir: '/tmp/c', syncDir: '', buildFlags: ['-tags=integration', '-race'], plateau: '30m', engine: 'gotest' });
 		assert.deepEqual(didChangeConfigurationSettings(got), { fuzzls: got });
 	});
 	it('replaces nonsense by defaults and expands ~', () => {
 		const home = process.env.HOME;
 		process.env.HOME = '/home/u';
 		try {
-			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', nice: 25, cacheDir: '~/c', buildFlags: '-race' }));
-			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, leaks: false, blockers: false, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '/home/u/c', syncDir: '', buildFlags: [], plateau: '' });
+			const got = daemonSettings(getter({ autoStart: 'always', parallel: -1, timeout: '', rssLimitMB: 'lots', nice: 25, cacheDir: '~/c', buildFlags: '-race', engine: 'afl' }));
+			assert.deepEqual(got, { autoStart: 'off', parallel: 0, keepFuzzing: true, leaks: false, blockers: false, timeout: '', rssLimitMB: 2048, nice: 10, cacheDir: '/home/u/c', syncDir: '', buildFlags: [], plateau: '', engine: 'fuzzls' });
 		} finally {
 			process.env.HOME = home;
 		}

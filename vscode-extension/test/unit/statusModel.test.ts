@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionStatus } from '../../src/protocol';
-import { blockerText, byPackage, formatDuration, formatRate, hookName, mutatorLine, quietText, sessionLine, statusText, summarize, targetRows } from '../../src/statusModel';
+import { blockerText, byPackage, engineLabel, formatDuration, formatRate, hookName, mutatorLine, quietText, sessionLine, statusText, summarize, targetRows } from '../../src/statusModel';
 import { History } from '../../src/history';
 import { renderChart } from '../../src/chartSvg';
 
@@ -70,6 +70,12 @@ describe('sessionLine and byPackage', () => {
 	it('describes a session', () => {
 		assert.equal(sessionLine(s({ execsPerSec: 1500, covered: 87, blocks: 120, corpus: 14, crashes: 2 })), 'FuzzEval: fuzzing · 1.5k execs/s · 87/120 blocks · corpus 14 · 2 crashes');
 		assert.equal(sessionLine(s({ execsPerSec: 1500, covered: 87, blocks: 120, corpus: 14, changed: 7, changedReached: 5 })), 'FuzzEval: fuzzing · 1.5k execs/s · 87/120 blocks · changed: 5/7 blocks reached · corpus 14');
+	});
+	it('names go test when it fuzzes the target', () => {
+		assert.equal(engineLabel(s({ engine: 'gotest' })), 'go test');
+		assert.equal(engineLabel(s({ engine: 'fuzzls' })), '');
+		assert.equal(engineLabel(s({})), '');
+		assert.equal(sessionLine(s({ engine: 'gotest', execsPerSec: 900, corpus: 3 })), 'FuzzEval (go test): fuzzing · 900 execs/s · corpus 3');
 	});
 	it('groups and sorts', () => {
 		const m = byPackage({ sessions: [s({ package: 'b', name: 'Z' }), s({ package: 'a', name: 'Y' }), s({ package: 'b', name: 'X' })] });
