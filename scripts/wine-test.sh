@@ -48,10 +48,21 @@ export WINEDEBUG=-all
 if [ ! -d "$WINEPREFIX/drive_c/windows/system32" ]; then
 	echo "wine-test: creating the Wine prefix $WINEPREFIX" >&2
 	mkdir -p "$(dirname "$WINEPREFIX")"
-	if ! wineboot --init >"${TMPDIR:-/tmp}/fuzzls-wineboot.log" 2>&1; then
-		tail -20 "${TMPDIR:-/tmp}/fuzzls-wineboot.log" >&2
-		die "wineboot --init failed for $WINEPREFIX (its output above)"
+	bootlog=$(mktemp "${TMPDIR:-/tmp}/fuzzls-wineboot.XXXXXX")
+	# A first wineboot once failed on a loaded machine ("could not load
+	# kernel32.dll", a prefix half made) and passed on the next try: one retry,
+	# on a prefix made anew.
+	if ! wineboot --init >"$bootlog" 2>&1; then
+		echo "wine-test: wineboot --init failed; once more on a new prefix. Its output:" >&2
+		tail -20 "$bootlog" >&2
+		wineserver -k 2>/dev/null || true
+		rm -rf "$WINEPREFIX"
+		if ! wineboot --init >"$bootlog" 2>&1; then
+			tail -20 "$bootlog" >&2
+			die "wineboot --init failed twice for $WINEPREFIX (its output above)"
+		fi
 	fi
+	rm -f "$bootlog"
 	# wineboot returns before wineserver has written the prefix out.
 	wineserver -w 2>/dev/null || true
 	[ -d "$WINEPREFIX/drive_c/windows/system32" ] ||
