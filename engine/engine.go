@@ -49,7 +49,11 @@ func New(opts Options, observe func(Event)) *Engine {
 		observe = func(Event) {}
 	}
 	removeOrphanTempDirs(opts.CacheDir)
-	e := &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel)}
+	turn := slice
+	if opts.Engine == protocol.EngineGoTest {
+		turn = goTestSlice
+	}
+	e := &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel, turn)}
 	e.loader.Flags = opts.Build
 	return e
 }

@@ -49,16 +49,17 @@ type goTestRun struct {
 	seedName string // a seed that failed before fuzzing began
 }
 
-// line takes one line of go test's output.
-func (g *goTestRun) line(name, line string) {
+// line takes one line of go test's output and reports whether it was a
+// progress line (execs is new).
+func (g *goTestRun) line(name, line string) (progress bool) {
 	if m := goTestProgressRE.FindStringSubmatch(line); m != nil {
 		g.execs, _ = strconv.ParseInt(m[1], 10, 64)
-		return
+		return true
 	}
 	if m := goTestWrittenRE.FindStringSubmatch(line); m != nil {
 		g.written = filepath.FromSlash(m[1])
 		g.inFail = false
-		return
+		return false
 	}
 	if m := goTestSeedRE.FindStringSubmatch(line); m != nil {
 		g.seedName = m[1]
@@ -69,10 +70,11 @@ func (g *goTestRun) line(name, line string) {
 	if g.inFail {
 		if t := strings.TrimSpace(line); t == "FAIL" || strings.HasPrefix(t, "To re-run:") {
 			g.inFail = false
-			return
+			return false
 		}
 		g.failing = append(g.failing, line)
 	}
+	return false
 }
 
 // failure is go test's failure classified, nil when it printed none.
@@ -107,28 +109,47 @@ func goCacheDir(t Target) string {
 // fuzzGoTest is fuzz with go test's engine: go test -fuzz runs until Stop,
 // Rebuild, the budget, or its failure (go test stops at the first). The go
 // command and all it started are gone when it returns (instrument.Guard:
-// the go command's process group dies with the pipe to it).
+// the go command's process group dies with the pipe to it). go test's workers
+// are fixed when it starts: it runs with the session's first allotment of
+// slots, and is stopped while the scheduler gives the session none (others'
+// turn), then started again, resuming from its corpus.
 func (s *Session) fuzzGoTest() outcome {
-	o := s.e.opts
 	allot := s.e.sched.join(s)
 	defer s.e.sched.leave(s)
-	var n int
-	for n == 0 {
-		select {
-		case <-s.stopCh:
-			return outStopped
-		case <-s.rebuildCh:
-			return outRebuild
-		case n = <-allot:
+	ctx, cancel := context.WithCancel(context.Background())
+	cov := newGoTestCoverage(ctx, s)
+	defer func() {
+		cancel()
+		cov.stop()
+	}()
+	for {
+		var n int
+		for n == 0 {
+			select {
+			case <-s.stopCh:
+				return outStopped
+			case <-s.rebuildCh:
+				return outRebuild
+			case n = <-allot:
+			}
+		}
+		if out, paused := s.runGoTest(allot, n, cov); !paused {
+			return out
 		}
 	}
+}
+
+// runGoTest runs go test -fuzz with n workers until the session ends, or
+// until its allotment is 0 (paused).
+func (s *Session) runGoTest(allot <-chan int, n int, cov *goTestCoverage) (out outcome, paused bool) {
+	o := s.e.opts
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := goTestCommand(ctx, s.target, o.Build, n)
 	r, w, err := os.Pipe()
 	if err != nil {
 		s.goTestFailed(err)
-		return outFinished
+		return outFinished, false
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	fmt.Fprintf(o.Log, "fuzzls: %s: go %s (in %s)\n", s.target.Name, strings.Join(cmd.Args[1:], " "), s.target.Dir)
@@ -139,7 +160,7 @@ func (s *Session) fuzzGoTest() outcome {
 	if err != nil {
 		r.Close()
 		s.goTestFailed(err)
-		return outFinished
+		return outFinished, false
 	}
 	lines := make(chan string, 64)
 	go func() {
@@ -162,12 +183,8 @@ func (s *Session) fuzzGoTest() outcome {
 	s.setState(StateFuzzing)
 	s.emitStats()
 
-	cov := newGoTestCoverage(s)
-	defer cov.stop()
-	cov.start(ctx) // the initial corpus: where fuzzing starts
+	cov.start() // the initial corpus first: where fuzzing starts
 
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	coverTick := time.NewTicker(goTestCoverEvery)
 	defer coverTick.Stop()
 	var deadline <-chan time.Time
@@ -177,55 +194,66 @@ func (s *Session) fuzzGoTest() outcome {
 		deadline = t.C
 	}
 	run := &goTestRun{}
-	var out []string // the last lines, for an error that is no failure
-	end := func(why outcome) outcome {
+	var tail []string // the last lines, for an error that is no failure
+	end := func(why outcome, pause bool) (outcome, bool) {
 		go func() {
 			for range all { // what comes until the group is gone
 			}
 		}()
 		cancel()
-		cmd.Wait()
-		return why
+		if lines == nil { // its output ended: Wait is being called
+			<-exited
+		} else {
+			cmd.Wait()
+		}
+		s.mu.Lock()
+		s.execsBase = base + run.execs
+		s.mu.Unlock()
+		return why, pause
 	}
 	for {
 		select {
 		case <-s.stopCh:
-			return end(outStopped)
+			return end(outStopped, false)
 		case <-s.rebuildCh:
-			return end(outRebuild)
+			return end(outRebuild, false)
 		case <-deadline:
 			s.emitStats()
-			return end(outFinished)
-		case <-allot: // go test's workers are fixed once started
+			return end(outFinished, false)
+		case n := <-allot:
+			if n == 0 { // others' turn
+				return end(0, true)
+			}
 		case <-coverTick.C:
-			cov.start(ctx)
+			cov.start()
 		case <-cov.grew:
 			s.e.observe(&CoverageEvent{Target: s.target})
-		case <-tick.C:
-			s.mu.Lock()
-			s.execsBase = base + run.execs
-			s.mu.Unlock()
-			if st := s.emitStats(); o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
-				return end(outFinished)
-			}
 		case line, ok := <-lines:
-			if ok {
-				run.line(s.target.Name, line)
-				if out = append(out, line); len(out) > 20 {
-					out = out[1:]
-				}
+			if !ok {
+				lines = nil
+				go func() { exited <- cmd.Wait() }()
 				continue
 			}
-			lines = nil
-			go func() { exited <- cmd.Wait() }()
+			if tail = append(tail, line); len(tail) > 20 {
+				tail = tail[1:]
+			}
+			// The stats go out with go test's progress lines (every 3 s), so
+			// that the rate is over the executions between two of them.
+			if run.line(s.target.Name, line) {
+				s.mu.Lock()
+				s.execsBase = base + run.execs
+				s.mu.Unlock()
+				if st := s.emitStats(); o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
+					return end(outFinished, false)
+				}
+			}
 		case err := <-exited:
 			s.mu.Lock()
 			s.execsBase = base + run.execs
 			s.mu.Unlock()
-			cov.stop()
-			s.goTestEnded(run, err, out)
+			s.goTestEnded(run, err, tail)
 			s.emitStats()
-			return outFinished
+			return outFinished, false
 		}
 	}
 }
@@ -289,17 +317,15 @@ type goTestCoverage struct {
 	first bool            // the initial corpus is replayed
 	busy  chan struct{}   // closed when the pass running ends
 	grew  chan struct{}   // a pass reached new coverage
-	halt  context.CancelFunc
+	ctx   context.Context // ends the passes
 }
 
-func newGoTestCoverage(s *Session) *goTestCoverage {
-	c := &goTestCoverage{s: s, dir: goCacheDir(s.target), seen: map[string]bool{}, grew: make(chan struct{}, 1)}
-	c.halt = func() {}
-	return c
+func newGoTestCoverage(ctx context.Context, s *Session) *goTestCoverage {
+	return &goTestCoverage{s: s, ctx: ctx, dir: goCacheDir(s.target), seen: map[string]bool{}, grew: make(chan struct{}, 1)}
 }
 
 // start begins a pass unless one runs or nothing is new.
-func (c *goTestCoverage) start(ctx context.Context) {
+func (c *goTestCoverage) start() {
 	if c.busy != nil {
 		select {
 		case <-c.busy:
@@ -331,12 +357,11 @@ func (c *goTestCoverage) start(ctx context.Context) {
 	if len(fresh) == 0 {
 		return
 	}
-	ctx, c.halt = context.WithCancel(ctx)
 	busy := make(chan struct{})
 	c.busy = busy
 	go func() {
 		defer close(busy)
-		if c.replay(ctx, fresh) {
+		if c.replay(c.ctx, fresh) {
 			select {
 			case c.grew <- struct{}{}:
 			default:
@@ -369,9 +394,9 @@ func (c *goTestCoverage) replay(ctx context.Context, inputs []string) bool {
 	return grew
 }
 
-// stop ends the pass running and waits for its worker to be gone.
+// stop waits for the pass running to end (its context ended) and for its
+// worker to be gone.
 func (c *goTestCoverage) stop() {
-	c.halt()
 	if c.busy != nil {
 		<-c.busy
 	}

@@ -14,11 +14,17 @@ import (
 
 const slice = 3 * time.Second
 
+// goTestSlice is the slice with go test's engine (gotest.go): a turn stops go
+// test and the next starts it again, which costs seconds (its build checked,
+// its corpus run for its baseline coverage) before the first execution.
+const goTestSlice = 30 * time.Second
+
 type scheduler struct {
 	tokens chan struct{} // one per running worker: never more than slots at once
 
 	mu      sync.Mutex
 	slots   int
+	slice   time.Duration // a turn, when sessions outnumber the slots
 	members map[*Session]*member
 	timer   *time.Timer
 }
@@ -32,8 +38,8 @@ type member struct {
 	joinedTime time.Time
 }
 
-func newScheduler(slots int) *scheduler {
-	return &scheduler{slots: slots, members: map[*Session]*member{}, tokens: make(chan struct{}, slots)}
+func newScheduler(slots int, slice time.Duration) *scheduler {
+	return &scheduler{slots: slots, slice: slice, members: map[*Session]*member{}, tokens: make(chan struct{}, slots)}
 }
 
 // acquire takes a worker slot if one is free. A session that was allotted more
@@ -127,6 +133,6 @@ func (sc *scheduler) rebalanceLocked() {
 		c.m.allot <- alloc[i]
 	}
 	if len(cs) > sc.slots && sc.timer == nil {
-		sc.timer = time.AfterFunc(slice, sc.tick)
+		sc.timer = time.AfterFunc(sc.slice, sc.tick)
 	}
 }

@@ -6,9 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"fuzzls.dev/fuzzls/internal/proc"
 	"fuzzls.dev/fuzzls/internal/testws"
 )
 
@@ -54,5 +58,57 @@ func TestEngineFlag(t *testing.T) {
 	}
 	if want := `-engine: engine "afl" is not one of fuzzls, gotest`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// TestGoTestEngineTakesTurns: two targets on one worker slot take turns: go
+// test runs for one at a time, and both fuzz.
+func TestGoTestEngineTakesTurns(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	bin := buildFuzzls(t)
+	dir := copyDir(t, "../../testdata/calc")
+	src := "package calc\n\nimport \"testing\"\n\nfunc FuzzQuietA(f *testing.F) {\n\tf.Add(1)\n\tf.Fuzz(func(t *testing.T, n int) {})\n}\n\nfunc FuzzQuietB(f *testing.F) {\n\tf.Add(\"b\")\n\tf.Fuzz(func(t *testing.T, s string) {})\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "quiet_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "fuzz", "-engine", "gotest", "-parallel", "1", "-fuzztime", "10s", "-run", "FuzzQuiet", "-cachedir", t.TempDir(), ".")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	most := 0
+	var err error
+poll:
+	for {
+		select {
+		case err = <-done:
+			break poll
+		case <-time.After(50 * time.Millisecond):
+		}
+		n := 0
+		for _, pid := range proc.Descendants(cmd.Process.Pid) {
+			args, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if proc.Name(pid) == "go" && bytes.Contains(args, []byte("-fuzz=")) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if code := exitCode(err); code != 0 {
+		t.Fatalf("exit status %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if most != 1 {
+		t.Errorf("at most %d go test processes at once, want 1\nstderr:\n%s", most, stderr.String())
+	}
+	for _, name := range []string{"FuzzQuietA", "FuzzQuietB"} {
+		if !regexp.MustCompile(name + `: done: [1-9]\d* execs`).Match(stdout.Bytes()) {
+			t.Errorf("%s did not fuzz:\n%s\nstderr:\n%s", name, stdout.String(), stderr.String())
+		}
 	}
 }
