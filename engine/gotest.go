@@ -273,6 +273,19 @@ func (s *Session) goTestEnded(run *goTestRun, err error, out []string) {
 	if rerr != nil {
 		fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: go test's failing input: %v\n", s.target.Name, rerr)
 	}
+	if f.File == "" && input != "" {
+		// go test says no more of a worker that died or hung than "fuzzing
+		// process hung or terminated unexpectedly": the input's run on
+		// fuzzls's build tells the kind and the place (an exit, a fatal
+		// error, a hang, out of memory).
+		ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), verifyTime))
+		r := &replayer{s: s}
+		if g, ok := r.run(ctx, input); ok && g != nil {
+			f = g
+		}
+		r.close()
+		cancel()
+	}
 	s.onFailure(f, input)
 }
 

@@ -16,38 +16,59 @@ import (
 	"fuzzls.dev/fuzzls/internal/testws"
 )
 
+// fuzzWithGoTest runs fuzzls fuzz -engine gotest with args in a copy of the
+// example workspace src, wants exit status 1 (a failure) and checks that the
+// report has each of want (%[1]s in one is the copy's directory). It returns
+// the copy and what fuzzls wrote to stderr.
+func fuzzWithGoTest(t *testing.T, src string, want []string, args ...string) (dir, stderr string) {
+	t.Helper()
+	bin := buildFuzzls(t)
+	dir = copyDir(t, src)
+	cmd := exec.Command(bin, append(append([]string{"fuzz", "-engine", "gotest", "-parallel", "1", "-minimizetime", "10s", "-cachedir", t.TempDir()}, args...), ".")...)
+	cmd.Dir = dir
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errBuf.String())
+	}
+	for _, w := range want {
+		if w = strings.ReplaceAll(w, "%[1]s", dir); !bytes.Contains(out, []byte(w)) {
+			t.Errorf("no %q in the report:\n%s\nstderr:\n%s", w, out, errBuf.String())
+		}
+	}
+	return dir, errBuf.String()
+}
+
 // TestGoTestEngine: fuzzls fuzz -engine gotest runs go test -fuzz on the
 // calculator, reports its division by zero as fuzzls reports a failure (kind,
 // message, the panic's line, the input minimized) and exits 1; go test wrote the
 // failing input into testdata/fuzz/FuzzEval, as it does.
 func TestGoTestEngine(t *testing.T) {
-	bin := buildFuzzls(t)
-	dir := copyDir(t, "../../testdata/calc")
-	cmd := exec.Command(bin, "fuzz", "-engine", "gotest", "-parallel", "1", "-minimizetime", "10s", "-cachedir", t.TempDir(), ".")
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if code := exitCode(err); code != 1 {
-		t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
-	}
-	divLine := testws.Line(t, filepath.Join(dir, "calc.go"), "v /= w")
-	for _, want := range []string{
+	divLine := testws.Line(t, "../../testdata/calc/calc.go", "v /= w")
+	dir, stderr := fuzzWithGoTest(t, "../../testdata/calc", []string{
 		"--- FAIL: FuzzEval (panic)",
 		"integer divide by zero",
-		fmt.Sprintf("at %s:%d", filepath.Join(dir, "calc.go"), divLine),
+		fmt.Sprintf("at %s:%d", filepath.Join("%[1]s", "calc.go"), divLine),
 		"minimized failing input:",
-	} {
-		if !bytes.Contains(out, []byte(want)) {
-			t.Errorf("no %q in the report:\n%s\nstderr:\n%s", want, out, stderr.String())
-		}
-	}
-	if !strings.Contains(stderr.String(), "go test -run=^FuzzEval$ -fuzz=^FuzzEval$ -parallel=1") {
-		t.Errorf("go test -fuzz did not run:\n%s", stderr.String())
+	})
+	if !strings.Contains(stderr, "go test -run=^FuzzEval$ -fuzz=^FuzzEval$ -parallel=1") {
+		t.Errorf("go test -fuzz did not run:\n%s", stderr)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(dir, "testdata", "fuzz", "FuzzEval")); len(ents) != 1 {
 		t.Errorf("go test's failing input: %d files in testdata/fuzz/FuzzEval, want 1", len(ents))
 	}
+}
+
+// TestGoTestEngineExit: a worker go test saw die ("fuzzing process hung or
+// terminated unexpectedly", no stack) is the failure its input is on fuzzls's
+// build: an exit at the os.Exit.
+func TestGoTestEngineExit(t *testing.T) {
+	line := testws.Line(t, "../../testdata/crashers/crashers.go", "MARK:exit")
+	fuzzWithGoTest(t, "../../testdata/crashers", []string{
+		"--- FAIL: FuzzExit (exit)",
+		fmt.Sprintf("at %s:%d", filepath.Join("%[1]s", "crashers.go"), line),
+	}, "-run", "^FuzzExit$")
 }
 
 // TestEngineFlag: an engine that is none is refused, saying which are.
