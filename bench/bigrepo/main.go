@@ -33,7 +33,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -51,6 +50,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"fuzzls.dev/fuzzls/internal/lspclient"
+	"fuzzls.dev/fuzzls/internal/proc"
 	"fuzzls.dev/fuzzls/internal/testws"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
@@ -356,19 +356,9 @@ func (d *daemon) saveOnce(ws string, i int) time.Duration {
 
 // rss is the daemon's resident memory in bytes.
 func (d *daemon) rss() int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.Cmd.Process.Pid))
+	n, err := proc.RSS(d.Cmd.Process.Pid)
 	check(err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			check(err)
-			return kb << 10
-		}
-	}
-	fatalf("no VmRSS for the daemon")
-	return 0
+	return n
 }
 
 // watches counts the daemon's inotify watches (its fdinfo's "inotify wd:" lines).

@@ -1,7 +1,7 @@
 // Package proc reads Linux's /proc for the tools and tests that watch fuzzls's
 // processes from outside (bench/latency, bench/faults, the daemon's tests): a
-// process's CPU time and start, its children and all its descendants, and
-// whether it still runs.
+// process's CPU time, resident memory and start, its children and all its
+// descendants, and whether it still runs.
 package proc
 
 import (
@@ -40,6 +40,21 @@ func CPU(pid int) (time.Duration, error) {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(u+s) * clockTick, nil
+}
+
+// RSS is pid's resident memory in bytes (VmRSS of /proc/pid/status).
+func RSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
 // Start is when pid started (field 22 of stat: ticks since boot), as wall time
