@@ -152,6 +152,8 @@ export function targetRows(s: SessionStatus): Row[] {
 		{ label: 'corpus', description: `${s.corpus} entries`, icon: 'database' },
 		{ label: 'coverage', description: `${s.covered}/${s.blocks} blocks${pct}`, icon: 'symbol-ruler' },
 		...(quiet ? [{ label: 'plateau', description: quiet, icon: 'watch' }] : []),
+		// Why it stopped (its plateau) or cannot fuzz (a build error).
+		...(s.state !== StateFuzzing && s.message ? [{ label: s.state, description: s.message, icon: 'info' }] : []),
 		{ label: 'executions', description: `${s.execs.toLocaleString('en-US')} · ${formatRate(s.execsPerSec)}/s`, icon: 'dashboard' },
 		...(s.mutators ?? []).map(mutatorText),
 	];

@@ -9,13 +9,18 @@
 // Testing API: FuzzEval in the Test Explorer, its "Fuzz" profile starting the
 // session and its "Corpus coverage" profile filling the Test Coverage view; and a
 // SIGKILL of the daemon, which restarts with a notification that offers to fuzz
-// again.
+// again. Last, "Why isn't this covered?" and "When to stop" on a copy of
+// testdata/blockers beside calc (blockers/): the blocker's hover on the uncovered
+// block, the Fuzzing view's blockers (one clicked opens the comparison) and its
+// plateau text, "Generate fuzz test" on calc.go's Eval writing a Fuzz function into
+// calc_test.go, and FuzzCheck stopping on its plateau once fuzzls.plateau is set.
 //
 //   node test/e2e/run.mjs [path/to/fuzzls-linux-x64.vsix]
 //
 // Environment: FUZZLS_E2E_CACHE (see scripts/e2e-setup.sh), FUZZLS_E2E_KEEP=1 keeps
 // the run's folder, FUZZLS_E2E_TIMEOUT_S (default 120) bounds each wait for the
-// daemon, FUZZLS_E2E_ONLY=debug stops after "Debug this crash". The last line is "e2e: N passed, M failed".
+// daemon, FUZZLS_E2E_ONLY=debug stops after "Debug this crash", FUZZLS_E2E_ONLY=blockers
+// runs only the last part. The last line is "e2e: N passed, M failed".
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
@@ -65,6 +70,7 @@ async function main() {
 		'editor.minimap.enabled': false,
 	});
 	const ws = copyWorkspace(path.join(repoRoot, 'testdata', 'calc'), path.join(dir, 'calc'));
+	copyWorkspace(path.join(repoRoot, 'testdata', 'blockers'), path.join(ws, 'blockers'));
 	const bugLine = fs.readFileSync(path.join(ws, 'calc.go'), 'utf8').split('\n').findIndex((l) => l.includes('// BUG')) + 1;
 	if (bugLine === 0) {
 		throw new Error('testdata/calc/calc.go has no // BUG marker');
@@ -114,6 +120,10 @@ async function main() {
 	};
 
 	await step('workbench loads', () => page.goto(server.url).then(() => page.locator('.monaco-workbench').waitFor({ timeout: 60000 })));
+	if (only === 'blockers') {
+		await blockerSteps();
+		return;
+	}
 	await step('open calc_test.go', () => openFile('calc_test.go'));
 	await step('extension activates (status bar item)', () => page.locator('.statusbar-item', { hasText: 'fuzzls' }).first().waitFor({ timeout: 30000 }));
 	await step('output channel shows the daemon starting', async () => {
@@ -399,6 +409,161 @@ async function main() {
 		await row.waitFor({ timeout: 30000 });
 		console.log(`     status bar: ${await status()}; Fuzzing view: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
 	});
+	await blockerSteps();
+
+	// blockerSteps: blockers, "Generate fuzz test" and the plateau, on blockers/
+	// (testdata/blockers: a sha256 of the input compared with a constant).
+	async function blockerSteps() {
+		const magic = path.join(ws, 'blockers', 'magic.go');
+		const lineOf = (file, mark) => fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(mark)) + 1;
+		const gate = lineOf(magic, 'MARK:gate');
+		const behind = lineOf(magic, 'MARK:behind');
+		const evalLine = lineOf(path.join(ws, 'calc.go'), 'func Eval(');
+		const fuzzingView = () => page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Fuzzing\s*$/ }) }).first();
+		const cursorLine = () => page.evaluate(() => /Ln (\d+)/.exec(document.querySelector('[id="status.editor.selection"]')?.textContent ?? '')?.[1]);
+
+		// startFuzzCheck clicks "▶ Fuzz" above FuzzCheck until the Fuzzing view has
+		// it fuzzing: while another target fuzzes, its lenses are asked for every
+		// second, and a click can land on one that is going away. Without a lens
+		// after 10 s (asked before the daemon was up, say) it starts every target.
+		const startFuzzCheck = async () => {
+			await openFile('magic_test.go');
+			await page.locator('.statusbar-item', { hasText: 'fuzzls' }).first().waitFor({ timeout: 30000 });
+			await palette('>fuzzls: Show the Fuzzing view');
+			const row = fuzzingView().locator('.monaco-list-row', { hasText: /FuzzCheck\s*(building|fuzzing)/ }).first();
+			for (let i = 0; ; i++) {
+				const lens = page.locator('.codelens-decoration a', { hasText: '▶ Fuzz' }).first();
+				if (await lens.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
+					await lens.click();
+				} else {
+					console.log('     (no "▶ Fuzz" lens: starting every target)');
+					await palette('>fuzzls: Start fuzzing every target');
+				}
+				if (await row.waitFor({ timeout: 15000 }).then(() => true, () => false)) {
+					return;
+				}
+				if (i === 3) {
+					throw new Error('FuzzCheck is not fuzzing after four tries');
+				}
+				console.log('     (FuzzCheck not started; clicking again)');
+			}
+		};
+
+		await step('FuzzCheck in blockers/magic_test.go fuzzes (its "▶ Fuzz" lens)', startFuzzCheck);
+
+		await step(`the hover on the uncovered block (magic.go:${behind}) names the comparison, the constant and a nearest value`, async () => {
+			await openFile('magic.go');
+			const hover = page.locator('.monaco-hover', { hasText: 'Not covered' }).first();
+			const deadline = Date.now() + waitMs;
+			for (;;) {
+				await palette(`:${behind}`);
+				await palette('>Show or Focus Hover');
+				if (await hover.waitFor({ timeout: 5000 }).then(() => true, () => false)) {
+					break;
+				}
+				if (Date.now() > deadline) {
+					throw new Error('no "Not covered" hover');
+				}
+				await page.keyboard.press('Escape');
+				await page.waitForTimeout(2000); // the first build and comparison rounds
+			}
+			const text = (await hover.innerText()).replace(/\s+/g, ' ');
+			console.log(`     hover: ${text.slice(0, 300)}`);
+			if (!text.includes('binary.BigEndian.Uint32(h[:4]) == 0x89504e47') || !/nearest: 0x[0-9a-f]+/.test(text) || !text.includes('wanted: 0x89504e47')) {
+				throw new Error(`the hover does not name the comparison, a nearest value and the constant: ${text}`);
+			}
+			await shot('e2e-blocker-hover.png');
+			await page.keyboard.press('Escape');
+		});
+
+		await step('"Generate fuzz test" (source action on calc.go\'s Eval) writes a Fuzz function into calc_test.go', async () => {
+			await openFile('calc.go');
+			const item = page.locator('.action-widget .monaco-list-row', { hasText: /Generate fuzz test Fuzz\w+/ }).first();
+			// The daemon waits a second for the package's typed load, which goes on
+			// after: under load the first menus can come without the action.
+			for (let i = 0; ; i++) {
+				await palette(`:${evalLine}`);
+				await palette('>Source Action...');
+				if (await item.waitFor({ timeout: 8000 }).then(() => true, () => false)) {
+					break;
+				}
+				if (i === 4) {
+					throw new Error('no "Generate fuzz test" source action on func Eval');
+				}
+				console.log('     (no "Generate fuzz test" yet; again)');
+				await page.keyboard.press('Escape');
+				await page.waitForTimeout(2000);
+			}
+			const name = /Generate fuzz test (Fuzz\w+)/.exec(await item.innerText())[1];
+			await item.click();
+			const testFile = path.join(ws, 'calc_test.go');
+			const deadline = Date.now() + 20000;
+			while (!fs.readFileSync(testFile, 'utf8').includes(`func ${name}(f *testing.F)`)) {
+				if (Date.now() > deadline) {
+					throw new Error(`no func ${name} in calc_test.go`);
+				}
+				await palette('>File: Save All');
+				await page.waitForTimeout(1000);
+			}
+			const src = fs.readFileSync(testFile, 'utf8');
+			const fn = src.slice(src.indexOf(`func ${name}(`));
+			console.log(`     calc_test.go: ${fn.split('\n').slice(0, 8).join(' | ')}`);
+		});
+
+		await step('the Fuzzing view lists FuzzCheck\'s blocker; clicking it opens the comparison', async () => {
+			await palette('>fuzzls: Show the Fuzzing view');
+			const view = fuzzingView();
+			// The view's rows must fit (a tree only has the rows it shows): the
+			// folder's pane collapsed, and only blockers' package open.
+			const folder = page.locator('.pane-header[aria-expanded="true"]', { hasText: /^\s*calc\s*$/i }).first();
+			if (await folder.isVisible().catch(() => false)) {
+				await folder.click();
+			}
+			const calc = view.locator('.monaco-list-row[aria-expanded="true"]', { hasText: 'example.com/calc' }).first();
+			if (await calc.isVisible().catch(() => false)) {
+				await calc.locator('.monaco-tl-twistie').click();
+			}
+			const row = view.locator('.monaco-list-row', { hasText: 'binary.BigEndian.Uint32(h[:4]) == 0x89504e47' }).first();
+			await row.waitFor({ timeout: 30000 });
+			const text = (await row.innerText()).replace(/\s+/g, ' ');
+			console.log(`     blocker row: ${text}`);
+			if (!/nearest 0x[0-9a-f]+/.test(text) || !/\d+ blocks? behind/.test(text)) {
+				throw new Error(`the blocker's row lacks the nearest value or the blocks behind: ${text}`);
+			}
+			await row.click();
+			await page.locator('.tab.active', { hasText: 'magic.go' }).first().waitFor({ timeout: 10000 });
+			await page.waitForFunction((want) => /Ln (\d+)/.exec(document.querySelector('[id="status.editor.selection"]')?.textContent ?? '')?.[1] === String(want), gate, { timeout: 10000 })
+				.catch(async () => {
+					throw new Error(`cursor on line ${await cursorLine()}, want the comparison's ${gate}`);
+				});
+		});
+
+		await step('the Fuzzing view says FuzzCheck has had no new coverage for a minute', async () => {
+			const row = fuzzingView().locator('.monaco-list-row', { hasText: /plateau\s*no new coverage for \d+ min, [\d.]+[kM]? execs/ }).first();
+			await row.waitFor({ timeout: Math.max(waitMs, 120000) });
+			console.log(`     ${(await row.innerText()).replace(/\s+/g, ' ')}`);
+			await shot('e2e-blockers-view.png');
+		});
+
+		await step('with fuzzls.plateau set, FuzzCheck stops on its plateau', async () => {
+			// The workspace's settings (the folder is watched), applied by the
+			// engine from the next start once no session runs.
+			fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+			fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'fuzzls.plateau': '20s' }, null, 2));
+			await page.waitForTimeout(5000);
+			await palette('>fuzzls: Stop fuzzing every target');
+			await page.waitForFunction(() => ![...document.querySelectorAll('.statusbar-item')].some((e) => /fuzzls: .*running/.test(e.textContent ?? '')), undefined, { timeout: 20000 });
+			const started = Date.now();
+			await startFuzzCheck();
+			const view = fuzzingView();
+			await view.locator('.monaco-list-row', { hasText: /FuzzCheck\s*stopped/ }).first().waitFor({ timeout: 90000 });
+			console.log(`     stopped ${((Date.now() - started) / 1000).toFixed(1)} s after the start`);
+			const why = view.locator('.monaco-list-row', { hasText: /stopped after \S+ without new coverage/ }).first();
+			await why.waitFor({ timeout: 10000 });
+			console.log(`     ${(await why.innerText()).replace(/\s+/g, ' ')}`);
+			await shot('e2e-plateau.png');
+		});
+	}
 }
 
 /** descendants lists the processes under pid (from /proc): {pid, cmd}. */

@@ -105,6 +105,12 @@ describe('History and chart', () => {
 
 describe('blockers', () => {
 	const b = { uri: 'file:///w/magic.go', range: { start: { line: 16, character: 0 }, end: { line: 16, character: 80 } }, expr: 'x == 0x89504e47', want: '0x89504e47', nearest: '0x89504e00', frequent: '0x0', frequentCount: 12, count: 30, behind: 5, message: '' };
+	it('says under a stopped target why it stopped, never under a fuzzing one', () => {
+		const why = 'stopped after 20s without new coverage (the plateau setting); a save fuzzes it again';
+		assert.deepEqual(targetRows(s({ state: 'stopped', message: why })).find((r) => r.label === 'stopped'), { label: 'stopped', description: why, icon: 'info' });
+		assert.equal(targetRows(s({ state: 'fuzzing', message: why })).find((r) => r.label === 'fuzzing'), undefined);
+		assert.equal(targetRows(s({ state: 'stopped' })).find((r) => r.label === 'stopped'), undefined);
+	});
 	it('labels a blocker with its comparison, and says what fuzzing fed it and what lies behind', () => {
 		assert.deepEqual(blockerText(b), { label: 'x == 0x89504e47', description: 'nearest 0x89504e00, most frequent 0x0 · 5 blocks behind' });
 		assert.deepEqual(blockerText({ ...b, frequent: '0x89504e00', behind: 1 }), { label: 'x == 0x89504e47', description: 'nearest 0x89504e00 · 1 block behind' });
