@@ -75,6 +75,23 @@ func TestGoTestEngineLSP(t *testing.T) {
 		t.Errorf("showInput = %s, %v", raw, err)
 	}
 
+	// go test wrote the failing input as a seed (so "Add input to seed
+	// corpus" is not offered); its corpus, replayed, seeds the corpus.
+	if ents, _ := os.ReadDir(filepath.Join(dir, "testdata", "fuzz", "FuzzEval")); len(ents) != 1 {
+		t.Errorf("go test's failing input: %d files in testdata/fuzz/FuzzEval, want 1", len(ents))
+	}
+	fuzzLine := uint32(lineOf(t, testGo, "f.Fuzz(") - 1)
+	c.await(t, "\"Seed corpus from the current corpus\" on FuzzEval", time.Minute, func() bool {
+		actions, err := p.Server.CodeAction(p.Ctx, &protocol.CodeActionParams{
+			TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(testGo)},
+			Range:        protocol.Range{Start: protocol.Position{Line: fuzzLine}, End: protocol.Position{Line: fuzzLine}},
+		})
+		return err == nil && slices.ContainsFunc(actions, func(a protocol.CommandOrCodeAction) bool {
+			ca, ok := a.(*protocol.CodeAction)
+			return ok && strings.HasPrefix(ca.Title, "Seed corpus from the current corpus (") && ca.Edit != nil
+		})
+	})
+
 	// A target go test fuzzes without end, stopped.
 	if _, err := p.Command(fproto.CommandStart, fproto.TargetArgs{URI: string(uri.File(quietGo)), Target: "FuzzQuiet"}); err != nil {
 		t.Fatalf("start: %v", err)
