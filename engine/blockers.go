@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	"fuzzls.dev/fuzzls/instrument"
@@ -80,11 +81,17 @@ type blockerState struct {
 }
 
 // solution is what SolveBlocker found at a site: an input ("": none, with a
-// corpus of corpus entries; a bigger one is searched again).
+// corpus of corpus entries, at at).
 type solution struct {
 	input  string
 	corpus int
+	at     time.Time
 }
+
+// solveAgainAfter is how long a search that found nothing stands, however the
+// corpus grows: editors ask for code actions at every move of the cursor, and
+// each search starts a worker.
+const solveAgainAfter = 30 * time.Second
 
 // merge takes a worker of bin's comparison summaries; those of another build
 // than the table's start it again.
@@ -97,12 +104,17 @@ func (b *blockerState) merge(bin *instrument.Binary, sums []fuzzrt.CmpSummary) {
 	b.table.Merge(sums)
 }
 
-// solution returns what was found for bin's site (false: nothing known).
-func (b *blockerState) solution(bin *instrument.Binary, site int) (solution, bool) {
+// known returns the input found for bin's site, and whether that answer
+// stands for a corpus of corpus entries now: an input always, none until the
+// corpus has grown and solveAgainAfter has passed.
+func (b *blockerState) known(bin *instrument.Binary, site, corpus int, now time.Time) (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sol, ok := b.solved[site]
-	return sol, ok && b.bin == bin
+	if !ok || b.bin != bin {
+		return "", false
+	}
+	return sol.input, sol.input != "" || sol.corpus == corpus || now.Sub(sol.at) < solveAgainAfter
 }
 
 // setSolution records what was found for bin's site, unless the table is
@@ -208,8 +220,8 @@ func (s *Session) solveBlocker(ctx context.Context, b Blocker) (string, error) {
 		return "", fmt.Errorf("%s:%d: no comparison of the current build of %s", b.File, b.Line, s.target.Name)
 	}
 	entries := s.corpus.list()
-	if sol, ok := s.blk.solution(bin, site); ok && (sol.input != "" || sol.corpus == len(entries)) {
-		return sol.input, nil
+	if in, ok := s.blk.known(bin, site, len(entries), time.Now()); ok {
+		return in, nil
 	}
 	reached := uint32(len(bin.Blocks) + bin.CmpSites[site].Counter)
 	r := &replayer{s: s, solve: &fuzzrt.SolveArgs{Site: int32(site), Counter: uint32(counter), Max: solveMax}}
@@ -228,7 +240,7 @@ func (s *Session) solveBlocker(ctx context.Context, b Blocker) (string, error) {
 			return "", err
 		}
 	}
-	s.blk.setSolution(bin, site, solution{input: r.solved, corpus: len(entries)})
+	s.blk.setSolution(bin, site, solution{input: r.solved, corpus: len(entries), at: time.Now()})
 	return r.solved, nil
 }
 

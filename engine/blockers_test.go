@@ -71,3 +71,44 @@ func TestBlockerState(t *testing.T) {
 		t.Errorf("summaries of b: %+v", got)
 	}
 }
+
+// TestBlockerSolutions: an input found for a site stands for its build; none
+// found stands until the corpus has grown and solveAgainAfter has passed; a
+// worker of another build forgets both.
+func TestBlockerSolutions(t *testing.T) {
+	a := &instrument.Binary{CmpSites: make([]instrument.CmpSite, 3)}
+	b := &instrument.Binary{CmpSites: make([]instrument.CmpSite, 3)}
+	var st blockerState
+	st.merge(a, nil)
+	t0 := time.Now()
+	if _, ok := st.known(a, 1, 5, t0); ok {
+		t.Fatal("an answer before any search")
+	}
+	st.setSolution(a, 1, solution{corpus: 5, at: t0})
+	st.setSolution(a, 2, solution{input: "go test fuzz v1\n[]byte(\"x\")\n", corpus: 5, at: t0})
+	for _, tc := range []struct {
+		site, corpus int
+		after        time.Duration
+		want         bool
+	}{
+		{1, 5, time.Hour, true},        // same corpus: nothing new to search from
+		{1, 9, time.Second, true},      // grown, but searched a moment ago
+		{1, 9, solveAgainAfter, false}, // grown, and long enough ago
+		{2, 900, time.Hour, true},      // an input found stands
+		{0, 5, 0, false},               // never searched
+	} {
+		if _, ok := st.known(a, tc.site, tc.corpus, t0.Add(tc.after)); ok != tc.want {
+			t.Errorf("site %d, corpus %d, %v later: known %v, want %v", tc.site, tc.corpus, tc.after, ok, tc.want)
+		}
+	}
+	if in, _ := st.known(a, 2, 5, t0); in == "" {
+		t.Error("the input found is not returned")
+	}
+	if _, ok := st.known(b, 2, 5, t0); ok {
+		t.Error("another build's answer")
+	}
+	st.merge(b, nil)
+	if _, ok := st.known(a, 2, 5, t0); ok {
+		t.Error("answers kept after another build's worker reported")
+	}
+}
