@@ -14,13 +14,17 @@
 // block, the Fuzzing view's blockers (one clicked opens the comparison) and its
 // plateau text, "Generate fuzz test" on calc.go's Eval writing a Fuzz function into
 // calc_test.go, and FuzzCheck stopping on its plateau once fuzzls.plateau is set.
+// Then, on a copy of testdata/structs (structs/), FuzzServe, whose struct and
+// TextUnmarshaler arguments go test cannot run: its lens saying so, and its crash
+// in the Problems panel, at the panic line of config.go.
 //
 //   node test/e2e/run.mjs [path/to/fuzzls-linux-x64.vsix]
 //
 // Environment: FUZZLS_E2E_CACHE (see scripts/e2e-setup.sh), FUZZLS_E2E_KEEP=1 keeps
 // the run's folder, FUZZLS_E2E_TIMEOUT_S (default 120) bounds each wait for the
 // daemon, FUZZLS_E2E_ONLY=debug stops after "Debug this crash", FUZZLS_E2E_ONLY=blockers
-// runs only the last part. The last line is "e2e: N passed, M failed".
+// runs only the blockers part, FUZZLS_E2E_ONLY=structs only the structs part. The last
+// line is "e2e: N passed, M failed".
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
@@ -71,6 +75,7 @@ async function main() {
 	});
 	const ws = copyWorkspace(path.join(repoRoot, 'testdata', 'calc'), path.join(dir, 'calc'));
 	copyWorkspace(path.join(repoRoot, 'testdata', 'blockers'), path.join(ws, 'blockers'));
+	copyWorkspace(path.join(repoRoot, 'testdata', 'structs'), path.join(ws, 'structs'));
 	const bugLine = fs.readFileSync(path.join(ws, 'calc.go'), 'utf8').split('\n').findIndex((l) => l.includes('// BUG')) + 1;
 	if (bugLine === 0) {
 		throw new Error('testdata/calc/calc.go has no // BUG marker');
@@ -119,9 +124,43 @@ async function main() {
 		await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
 	};
 
+	const fuzzingView = () => page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Fuzzing\s*$/ }) }).first();
+	// startTarget clicks "▶ Fuzz" above the target of file (its only one) until
+	// the Fuzzing view has it in one of states, or until started shows: while
+	// another target fuzzes, its lenses are asked for every second, and a click
+	// can land on one that is going away. Without a lens after 10 s (asked before
+	// the daemon was up, say) it starts every target.
+	const startTarget = async (file, target, states = 'building|fuzzing', started = undefined) => {
+		await openFile(file);
+		await page.locator('.statusbar-item', { hasText: 'fuzzls' }).first().waitFor({ timeout: 30000 });
+		await palette('>fuzzls: Show the Fuzzing view');
+		let row = fuzzingView().locator('.monaco-list-row', { hasText: new RegExp(`${target}\\s*(${states})`) });
+		row = (started ? row.or(started) : row).first();
+		for (let i = 0; ; i++) {
+			const lens = page.locator('.codelens-decoration a', { hasText: '▶ Fuzz' }).first();
+			if (await lens.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
+				await lens.click();
+			} else {
+				console.log('     (no "▶ Fuzz" lens: starting every target)');
+				await palette('>fuzzls: Start fuzzing every target');
+			}
+			if (await row.waitFor({ timeout: 15000 }).then(() => true, () => false)) {
+				return;
+			}
+			if (i === 3) {
+				throw new Error(`${target} is not fuzzing after four tries`);
+			}
+			console.log(`     (${target} not started; clicking again)`);
+		}
+	};
+
 	await step('workbench loads', () => page.goto(server.url).then(() => page.locator('.monaco-workbench').waitFor({ timeout: 60000 })));
 	if (only === 'blockers') {
 		await blockerSteps();
+		return;
+	}
+	if (only === 'structs') {
+		await structSteps();
 		return;
 	}
 	await step('open calc_test.go', () => openFile('calc_test.go'));
@@ -410,6 +449,7 @@ async function main() {
 		console.log(`     status bar: ${await status()}; Fuzzing view: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
 	});
 	await blockerSteps();
+	await structSteps();
 
 	// blockerSteps: blockers, "Generate fuzz test" and the plateau, on blockers/
 	// (testdata/blockers: a sha256 of the input compared with a constant).
@@ -419,35 +459,9 @@ async function main() {
 		const gate = lineOf(magic, 'MARK:gate');
 		const behind = lineOf(magic, 'MARK:behind');
 		const evalLine = lineOf(path.join(ws, 'calc.go'), 'func Eval(');
-		const fuzzingView = () => page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Fuzzing\s*$/ }) }).first();
 		const cursorLine = () => page.evaluate(() => /Ln (\d+)/.exec(document.querySelector('[id="status.editor.selection"]')?.textContent ?? '')?.[1]);
 
-		// startFuzzCheck clicks "▶ Fuzz" above FuzzCheck until the Fuzzing view has
-		// it fuzzing: while another target fuzzes, its lenses are asked for every
-		// second, and a click can land on one that is going away. Without a lens
-		// after 10 s (asked before the daemon was up, say) it starts every target.
-		const startFuzzCheck = async () => {
-			await openFile('magic_test.go');
-			await page.locator('.statusbar-item', { hasText: 'fuzzls' }).first().waitFor({ timeout: 30000 });
-			await palette('>fuzzls: Show the Fuzzing view');
-			const row = fuzzingView().locator('.monaco-list-row', { hasText: /FuzzCheck\s*(building|fuzzing)/ }).first();
-			for (let i = 0; ; i++) {
-				const lens = page.locator('.codelens-decoration a', { hasText: '▶ Fuzz' }).first();
-				if (await lens.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
-					await lens.click();
-				} else {
-					console.log('     (no "▶ Fuzz" lens: starting every target)');
-					await palette('>fuzzls: Start fuzzing every target');
-				}
-				if (await row.waitFor({ timeout: 15000 }).then(() => true, () => false)) {
-					return;
-				}
-				if (i === 3) {
-					throw new Error('FuzzCheck is not fuzzing after four tries');
-				}
-				console.log('     (FuzzCheck not started; clicking again)');
-			}
-		};
+		const startFuzzCheck = () => startTarget('magic_test.go', 'FuzzCheck');
 
 		await step('FuzzCheck in blockers/magic_test.go fuzzes (its "▶ Fuzz" lens)', startFuzzCheck);
 
@@ -562,6 +576,46 @@ async function main() {
 			await why.waitFor({ timeout: 10000 });
 			console.log(`     ${(await why.innerText()).replace(/\s+/g, ' ')}`);
 			await shot('e2e-plateau.png');
+		});
+	}
+	// structSteps: a target go test cannot run, on structs/ (testdata/structs:
+	// FuzzServe takes a struct and an encoding.TextUnmarshaler, fuzzed field by
+	// field; its bug needs three of those values right).
+	async function structSteps() {
+		const cfg = path.join(ws, 'structs', 'config.go');
+		const bug = fs.readFileSync(cfg, 'utf8').split('\n').findIndex((l) => l.includes('MARK:bug')) + 1;
+		const says = 'go test cannot run FuzzServe: argument structs.Config is a struct, argument structs.Level is an encoding.TextUnmarshaler; fuzzls fuzzes them field by field';
+
+		// It can crash at once, and stop; its row can be out of the Fuzzing view (a
+		// tree has only the rows it shows): its "■ Stop" lens says it started too.
+		await step('FuzzServe in structs/config_test.go fuzzes (its "▶ Fuzz" lens)', () =>
+			startTarget('config_test.go', 'FuzzServe', 'building|fuzzing|stopped', page.locator('.codelens-decoration a', { hasText: '■ Stop' })));
+
+		await step('the lens above FuzzServe says go test cannot run it', async () => {
+			// A label without a command (a span, not a link), there once the seeds ran.
+			const lens = page.locator('.codelens-decoration', { hasText: `⚠ ${says}` }).first();
+			await lens.waitFor({ timeout: waitMs });
+			console.log(`     lens: ${(await lens.innerText()).replace(/\s+/g, ' ')}`);
+			await shot('e2e-struct-lens.png');
+		});
+
+		await step(`the crash in the Problems panel; clicking it puts the cursor on config.go:${bug}`, async () => {
+			await palette('>View: Focus on Problems View');
+			const row = page.locator('.markers-panel .monaco-list-row', { hasText: /on 8443 at crit/ }).first();
+			await row.waitFor({ timeout: waitMs });
+			const text = (await row.innerText()).replace(/\s+/g, ' ');
+			console.log(`     problem: ${text}`);
+			if (!text.includes(`[Ln ${bug},`) || !text.includes('FuzzServe(')) {
+				throw new Error(`the crash is not at config.go:${bug} or does not name FuzzServe: ${text}`);
+			}
+			await row.click();
+			await page.keyboard.press('Enter');
+			await page.locator('.tab.active', { hasText: 'config.go' }).first().waitFor({ timeout: 10000 });
+			await page.waitForFunction((want) => /Ln (\d+)/.exec(document.querySelector('[id="status.editor.selection"]')?.textContent ?? '')?.[1] === String(want), bug, { timeout: 10000 })
+				.catch(async () => {
+					throw new Error(`cursor at "${await page.locator('[id="status.editor.selection"]').innerText().catch(() => '?')}", want Ln ${bug}`);
+				});
+			await shot('e2e-struct-crash.png');
 		});
 	}
 }
