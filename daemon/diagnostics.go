@@ -12,6 +12,7 @@ import (
 
 	"fuzzls.dev/fuzzls/engine"
 	"fuzzls.dev/fuzzls/engine/failure"
+	"fuzzls.dev/fuzzls/engine/fuzzrt"
 	fproto "fuzzls.dev/fuzzls/protocol"
 )
 
@@ -225,9 +226,12 @@ func crashMessage(c *engine.Crash) string {
 
 // inputArgs returns the Go expressions of an input in the `go test fuzz v1`
 // format, one per argument of the fuzz function: the lines of its corpus file
-// after the header.
+// after the header and, for a target fuzzed field by field, its layout line.
 func inputArgs(input string) []string {
 	lines := strings.Split(strings.TrimSuffix(string(corpusFile(input)), "\n"), "\n")
+	if len(lines) > 1 && strings.HasPrefix(lines[1], fuzzrt.LayoutPrefix) {
+		return lines[2:]
+	}
 	return lines[1:]
 }
 

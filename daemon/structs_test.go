@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,10 @@ func TestStructTargetLSP(t *testing.T) {
 			}
 		}
 	})
+	// The message shows the input's values, not its layout line.
+	if msg := fmt.Sprint(diag.Message); !strings.Contains(msg, "FuzzServe(") || strings.Contains(msg, "// fuzzls:") || !strings.Contains(msg, "8443") {
+		t.Errorf("diagnostic message %q: want FuzzServe(…) with the values (8443), not the layout line", msg)
+	}
 	if ls, err := p.Server.CodeLens(p.Ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(cfgGo)}}); err != nil || len(ls) != 0 {
 		t.Errorf("lenses at the crash: %+v, %v; want none (Delve runs the target as go test does)", ls, err)
 	}
