@@ -64,7 +64,8 @@ type Options struct {
 	// Seed+n), for runs that repeat (tests); 0 draws a random seed per worker.
 	Seed uint64
 	// Engine fuzzes the targets: protocol.EngineFuzzls ("" too) or
-	// protocol.EngineGoTest, go test -fuzz (gotest.go).
+	// protocol.EngineGoTest, go test -fuzz (gotest.go), or
+	// protocol.EngineLibFuzzer, libFuzzer through go-118-fuzz-build (libfuzzerrun.go).
 	Engine string
 	// Build are go test's flags for the load and the build (-tags, -race,
 	// -ldflags, -gcflags); with Race, a data race is a failure of kind race.

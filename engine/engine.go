@@ -50,7 +50,7 @@ func New(opts Options, observe func(Event)) *Engine {
 	}
 	removeOrphanTempDirs(opts.CacheDir)
 	turn := slice
-	if opts.Engine == protocol.EngineGoTest {
+	if opts.Engine == protocol.EngineGoTest || opts.Engine == protocol.EngineLibFuzzer {
 		turn = goTestSlice
 	}
 	e := &Engine{opts: opts, observe: observe, sessions: map[*Session]bool{}, sched: newScheduler(opts.Parallel, turn)}

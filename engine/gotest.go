@@ -9,7 +9,6 @@ package engine
 // it grows, the coverage.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -18,17 +17,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"fuzzls.dev/fuzzls/engine/failure"
-	"fuzzls.dev/fuzzls/instrument"
 	"fuzzls.dev/fuzzls/protocol"
 )
-
-// goTestCoverEvery is how often go test's corpus directory is looked at: its
-// new entries are replayed on fuzzls's build for their coverage, which go test
-// does not report. A look that finds nothing new costs a directory read.
-const goTestCoverEvery = 5 * time.Second
 
 var (
 	// "fuzz: elapsed: 3s, execs: 1234 (411/sec), new interesting: 5 (total: 10)"
@@ -42,6 +34,7 @@ var (
 // goTestRun is what one go test -fuzz said: its executions so far, and the
 // failure it ended with.
 type goTestRun struct {
+	name     string // the target's
 	execs    int64
 	failing  []string // the lines of its failure, from its first "--- FAIL"
 	inFail   bool
@@ -49,9 +42,11 @@ type goTestRun struct {
 	seedName string // a seed that failed before fuzzing began
 }
 
+func (g *goTestRun) executions() int64 { return g.execs }
+
 // line takes one line of go test's output and reports whether it was a
 // progress line (execs is new).
-func (g *goTestRun) line(name, line string) (progress bool) {
+func (g *goTestRun) line(line string) (progress bool) {
 	if m := goTestProgressRE.FindStringSubmatch(line); m != nil {
 		g.execs, _ = strconv.ParseInt(m[1], 10, 64)
 		return true
@@ -64,7 +59,7 @@ func (g *goTestRun) line(name, line string) (progress bool) {
 	if m := goTestSeedRE.FindStringSubmatch(line); m != nil {
 		g.seedName = m[1]
 	}
-	if strings.HasPrefix(strings.TrimSpace(line), "--- FAIL: "+name) {
+	if strings.HasPrefix(strings.TrimSpace(line), "--- FAIL: "+g.name) {
 		g.inFail = true
 	}
 	if g.inFail {
@@ -106,156 +101,20 @@ func goCacheDir(t Target) string {
 	return nativeCacheDir(t)
 }
 
-// fuzzGoTest is fuzz with go test's engine: go test -fuzz runs until Stop,
-// Rebuild, the budget, or its failure (go test stops at the first). The go
-// command and all it started are gone when it returns (instrument.Guard:
-// the go command's process group dies with the pipe to it). go test's workers
-// are fixed when it starts: it runs with the session's first allotment of
-// slots, and is stopped while the scheduler gives the session none (others'
-// turn), then started again, resuming from its corpus.
+// fuzzGoTest is fuzz with go test's engine (external.go): its workers are
+// fixed when it starts, so it runs with the session's allotment of slots then.
 func (s *Session) fuzzGoTest() outcome {
-	allot := s.e.sched.join(s)
-	defer s.e.sched.leave(s)
-	ctx, cancel := context.WithCancel(context.Background())
-	cov := newGoTestCoverage(ctx, s)
-	defer func() {
-		cancel()
-		cov.stop()
-	}()
-	for {
-		var n int
-		for n == 0 {
-			select {
-			case <-s.stopCh:
-				return outStopped
-			case <-s.rebuildCh:
-				return outRebuild
-			case n = <-allot:
-			}
-		}
-		if out, paused := s.runGoTest(allot, n, cov); !paused {
-			return out
-		}
-	}
-}
-
-// runGoTest runs go test -fuzz with n workers until the session ends, or
-// until its allotment is 0 (paused).
-func (s *Session) runGoTest(allot <-chan int, n int, cov *goTestCoverage) (out outcome, paused bool) {
-	o := s.e.opts
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := goTestCommand(ctx, s.target, o.Build, n)
-	r, w, err := os.Pipe()
-	if err != nil {
-		s.goTestFailed(err)
-		return outFinished, false
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	fmt.Fprintf(o.Log, "fuzzls: %s: go %s (in %s)\n", s.target.Name, strings.Join(cmd.Args[1:], " "), s.target.Dir)
-	unguard := instrument.Guard(cmd)
-	defer unguard()
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		r.Close()
-		s.goTestFailed(err)
-		return outFinished, false
-	}
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		defer r.Close()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	all, exited := lines, make(chan error, 1)
-
-	s.mu.Lock()
-	if s.started.IsZero() {
-		s.started = time.Now()
-	}
-	base := s.execsBase
-	s.mu.Unlock()
-	s.setState(StateFuzzing)
-	s.emitStats()
-
-	cov.start() // the initial corpus first: where fuzzing starts
-
-	coverTick := time.NewTicker(goTestCoverEvery)
-	defer coverTick.Stop()
-	var deadline <-chan time.Time
-	if o.FuzzTime > 0 {
-		t := time.NewTimer(o.FuzzTime - time.Since(s.started))
-		defer t.Stop()
-		deadline = t.C
-	}
-	run := &goTestRun{}
-	var tail []string // the last lines, for an error that is no failure
-	end := func(why outcome, pause bool) (outcome, bool) {
-		go func() {
-			for range all { // what comes until the group is gone
-			}
-		}()
-		cancel()
-		if lines == nil { // its output ended: Wait is being called
-			<-exited
-		} else {
-			cmd.Wait()
-		}
-		s.mu.Lock()
-		s.execsBase = base + run.execs
-		s.mu.Unlock()
-		return why, pause
-	}
-	for {
-		select {
-		case <-s.stopCh:
-			return end(outStopped, false)
-		case <-s.rebuildCh:
-			return end(outRebuild, false)
-		case <-deadline:
-			s.emitStats()
-			return end(outFinished, false)
-		case n := <-allot:
-			if n == 0 { // others' turn
-				return end(0, true)
-			}
-		case <-coverTick.C:
-			cov.start()
-		case <-cov.grew:
-			s.e.observe(&CoverageEvent{Target: s.target})
-		case line, ok := <-lines:
-			if !ok {
-				lines = nil
-				go func() { exited <- cmd.Wait() }()
-				continue
-			}
-			if tail = append(tail, line); len(tail) > 20 {
-				tail = tail[1:]
-			}
-			// The stats go out with go test's progress lines (every 3 s), so
-			// that the rate is over the executions between two of them.
-			if run.line(s.target.Name, line) {
-				s.mu.Lock()
-				s.execsBase = base + run.execs
-				s.mu.Unlock()
-				if st := s.emitStats(); o.FuzzExecs > 0 && st.Execs >= o.FuzzExecs {
-					return end(outFinished, false)
-				}
-			}
-		case err := <-exited:
-			s.mu.Lock()
-			s.execsBase = base + run.execs
-			s.mu.Unlock()
-			s.goTestEnded(run, err, tail)
-			s.emitStats()
-			return outFinished, false
-		}
-	}
+	return s.fuzzExternal(externalEngine{
+		command: func(ctx context.Context, n int) *exec.Cmd {
+			return goTestCommand(ctx, s.target, s.e.opts.Build, n)
+		},
+		newRun: func() externalRun { return &goTestRun{name: s.target.Name} },
+		ended: func(run externalRun, err error, tail []string) {
+			s.goTestEnded(run.(*goTestRun), err, tail)
+		},
+		corpus: goCacheDir(s.target),
+		read:   readCorpusDir,
+	})
 }
 
 // goTestEnded reports how go test -fuzz ended: its failure as a Crash, or,
@@ -265,7 +124,7 @@ func (s *Session) goTestEnded(run *goTestRun, err error, out []string) {
 	f := run.failure(s.userFrames(), s.target.Dir)
 	if f == nil {
 		if err != nil {
-			s.goTestFailed(fmt.Errorf("go test -fuzz: %v: %s", err, strings.Join(out, "\n")))
+			s.engineFailed(fmt.Errorf("go test -fuzz: %v: %s", err, strings.Join(out, "\n")))
 		}
 		return
 	}
@@ -278,13 +137,9 @@ func (s *Session) goTestEnded(run *goTestRun, err error, out []string) {
 		// process hung or terminated unexpectedly": the input's run on
 		// fuzzls's build tells the kind and the place (an exit, a fatal
 		// error, a hang, out of memory).
-		ctx, cancel := s.stopContext(context.WithTimeout(context.Background(), verifyTime))
-		r := &replayer{s: s}
-		if g, ok := r.run(ctx, input); ok && g != nil {
+		if g := s.replayFailure(input); g != nil {
 			f = g
 		}
-		r.close()
-		cancel()
 	}
 	s.onFailure(f, input)
 }
@@ -310,111 +165,6 @@ func (s *Session) goTestInput(run *goTestRun) (string, error) {
 	return "", fmt.Errorf("go test named no input")
 }
 
-// goTestFailed ends the session's fuzzing with err: no fault found in the
-// user's code, no worker could run.
-func (s *Session) goTestFailed(err error) {
-	fmt.Fprintf(s.e.opts.Log, "fuzzls: %s: %v\n", s.target.Name, err)
-	s.mu.Lock()
-	s.err = err
-	s.mu.Unlock()
-}
-
-// goTestCoverage replays go test's corpus on fuzzls's build, one pass at a
-// time, on a replayer of its own: the entries not replayed yet, when the
-// directory has more files than at the last pass.
-type goTestCoverage struct {
-	s     *Session
-	dir   string
-	files int             // entries at the last pass
-	seen  map[string]bool // inputs replayed
-	first bool            // the initial corpus is replayed
-	busy  chan struct{}   // closed when the pass running ends
-	grew  chan struct{}   // a pass reached new coverage
-	ctx   context.Context // ends the passes
-}
-
-func newGoTestCoverage(ctx context.Context, s *Session) *goTestCoverage {
-	return &goTestCoverage{s: s, ctx: ctx, dir: goCacheDir(s.target), seen: map[string]bool{}, grew: make(chan struct{}, 1)}
-}
-
-// start begins a pass unless one runs or nothing is new.
-func (c *goTestCoverage) start() {
-	if c.busy != nil {
-		select {
-		case <-c.busy:
-		default:
-			return
-		}
-	}
-	var inputs []string
-	if !c.first {
-		c.first = true
-		for _, en := range c.s.corpus.list() {
-			inputs = append(inputs, en.input)
-		}
-	}
-	if ents, err := os.ReadDir(c.dir); err == nil && len(ents) != c.files {
-		c.files = len(ents)
-		c.s.mu.Lock()
-		types := c.s.types
-		c.s.mu.Unlock()
-		inputs = append(inputs, readCorpusDir(c.dir, types, c.s.e.opts.Log)...)
-	}
-	var fresh []string
-	for _, in := range inputs {
-		if !c.seen[in] {
-			c.seen[in] = true
-			fresh = append(fresh, in)
-		}
-	}
-	if len(fresh) == 0 {
-		return
-	}
-	busy := make(chan struct{})
-	c.busy = busy
-	go func() {
-		defer close(busy)
-		if c.replay(c.ctx, fresh) {
-			select {
-			case c.grew <- struct{}{}:
-			default:
-			}
-		}
-	}()
-}
-
-// replay runs inputs for their coverage and reports whether it grew.
-func (c *goTestCoverage) replay(ctx context.Context, inputs []string) bool {
-	r := &replayer{s: c.s}
-	defer r.close()
-	grew := false
-	for _, in := range inputs {
-		f, ok := r.run(ctx, in)
-		if ctx.Err() != nil {
-			break
-		}
-		if !ok || f != nil {
-			continue // go test reports its failures itself
-		}
-		cov := append([]uint32(nil), r.lastCov...)
-		if g, _ := c.s.cov.merge(cov); g {
-			grew = true
-			if c.s.corpus.add(in, cov) {
-				c.s.corpus.save(in)
-			}
-		}
-	}
-	return grew
-}
-
-// stop waits for the pass running to end (its context ended) and for its
-// worker to be gone.
-func (c *goTestCoverage) stop() {
-	if c.busy != nil {
-		<-c.busy
-	}
-}
-
 // engineName is Options.Engine's value, the default filled in.
 func engineName(o Options) string {
 	if o.Engine == "" {
@@ -424,7 +174,7 @@ func engineName(o Options) string {
 }
 
 // Engines are Options.Engine's values, the default first.
-var Engines = []string{protocol.EngineFuzzls, protocol.EngineGoTest}
+var Engines = []string{protocol.EngineFuzzls, protocol.EngineGoTest, protocol.EngineLibFuzzer}
 
 // CheckEngine says what is wrong with name as Options.Engine, nil when nothing.
 func CheckEngine(name string) error {

@@ -55,9 +55,9 @@ func TestGoTestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &goTestRun{}
+	run := &goTestRun{name: "FuzzEval"}
 	for _, line := range strings.Split(strings.ReplaceAll(goTestOutput, "DIR", filepath.ToSlash(dir)), "\n") {
-		run.line("FuzzEval", line)
+		run.line(line)
 	}
 	if run.execs != 1234 {
 		t.Errorf("execs = %d, want 1234", run.execs)
@@ -73,20 +73,20 @@ func TestGoTestRun(t *testing.T) {
 		t.Error("a run without a failure has one")
 	}
 
-	seed := &goTestRun{}
-	seed.line("FuzzEval", "failure while testing seed corpus entry: FuzzEval/seed#1")
+	seed := &goTestRun{name: "FuzzEval"}
+	seed.line("failure while testing seed corpus entry: FuzzEval/seed#1")
 	if seed.seedName != "seed#1" {
 		t.Errorf("seed = %q, want seed#1", seed.seedName)
 	}
 }
 
 func TestCheckEngine(t *testing.T) {
-	for _, name := range []string{protocol.EngineFuzzls, protocol.EngineGoTest} {
+	for _, name := range []string{protocol.EngineFuzzls, protocol.EngineGoTest, protocol.EngineLibFuzzer} {
 		if err := CheckEngine(name); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if err := CheckEngine("libfuzzer"); err == nil {
-		t.Error("libfuzzer taken")
+	if err := CheckEngine("afl"); err == nil {
+		t.Error("afl taken")
 	}
 }

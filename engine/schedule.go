@@ -14,9 +14,10 @@ import (
 
 const slice = 3 * time.Second
 
-// goTestSlice is the slice with go test's engine (gotest.go): a turn stops go
-// test and the next starts it again, which costs seconds (its build checked,
-// its corpus run for its baseline coverage) before the first execution.
+// goTestSlice is the slice with go test's engine (gotest.go) and libFuzzer's
+// (libfuzzerrun.go): a turn stops the process and the next starts it again,
+// which costs seconds (go test's build checked, the corpus run for its
+// baseline coverage) before the first execution.
 const goTestSlice = 30 * time.Second
 
 type scheduler struct {

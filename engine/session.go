@@ -334,8 +334,11 @@ func (s *Session) run() {
 			return
 		}
 		fuzz := s.fuzz
-		if o.Engine == protocol.EngineGoTest {
+		switch o.Engine {
+		case protocol.EngineGoTest:
 			fuzz = s.fuzzGoTest
+		case protocol.EngineLibFuzzer:
+			fuzz = s.fuzzLibFuzzer
 		}
 		switch fuzz() {
 		case outStopped:

@@ -268,6 +268,10 @@ const (
 	// EngineGoTest is go test's native engine (go test -fuzz); fuzzls replays
 	// its corpus for coverage and its failing input for the diagnostic.
 	EngineGoTest = "gotest"
+	// EngineLibFuzzer is libFuzzer, the target built as OSS-Fuzz builds it
+	// (go-118-fuzz-build, clang); fuzzls replays its corpus for coverage and
+	// its crash file for the diagnostic.
+	EngineLibFuzzer = "libfuzzer"
 )
 
 // Settings are the daemon's settings, sent by the client as initializationOptions
@@ -298,7 +302,7 @@ type Settings struct {
 	// uncovered block says it either way). Off by default: a workspace's blockers
 	// are many, and the Problems list is for failures.
 	Blockers bool `json:"blockers"`
-	// Engine fuzzes the targets: EngineFuzzls or EngineGoTest. go test writes
+	// Engine fuzzes the targets: EngineFuzzls, EngineGoTest or EngineLibFuzzer. go test writes
 	// a failing input into the package's testdata/fuzz/FuzzXxx, as it always does.
 	Engine string `json:"engine"`
 }

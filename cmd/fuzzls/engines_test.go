@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,15 +18,15 @@ import (
 	"fuzzls.dev/fuzzls/internal/testws"
 )
 
-// fuzzWithGoTest runs fuzzls fuzz -engine gotest with args in a copy of the
+// fuzzWithEngine runs fuzzls fuzz -engine name with args in a copy of the
 // example workspace src, wants exit status 1 (a failure) and checks that the
 // report has each of want (%[1]s in one is the copy's directory). It returns
 // the copy and what fuzzls wrote to stderr.
-func fuzzWithGoTest(t *testing.T, src string, want []string, args ...string) (dir, stderr string) {
+func fuzzWithEngine(t *testing.T, name, src string, want []string, args ...string) (dir, stderr string) {
 	t.Helper()
 	bin := buildFuzzls(t)
 	dir = copyDir(t, src)
-	cmd := exec.Command(bin, append(append([]string{"fuzz", "-engine", "gotest", "-parallel", "1", "-minimizetime", "10s", "-cachedir", t.TempDir()}, args...), ".")...)
+	cmd := exec.Command(bin, append(append([]string{"fuzz", "-engine", name, "-parallel", "1", "-minimizetime", "10s", "-cachedir", t.TempDir()}, args...), ".")...)
 	cmd.Dir = dir
 	var errBuf bytes.Buffer
 	cmd.Stderr = &errBuf
@@ -46,7 +48,7 @@ func fuzzWithGoTest(t *testing.T, src string, want []string, args ...string) (di
 // failing input into testdata/fuzz/FuzzEval, as it does.
 func TestGoTestEngine(t *testing.T) {
 	divLine := testws.Line(t, "../../testdata/calc/calc.go", "v /= w")
-	dir, stderr := fuzzWithGoTest(t, "../../testdata/calc", []string{
+	dir, stderr := fuzzWithEngine(t, "gotest", "../../testdata/calc", []string{
 		"--- FAIL: FuzzEval (panic)",
 		"integer divide by zero",
 		fmt.Sprintf("at %s:%d", filepath.Join("%[1]s", "calc.go"), divLine),
@@ -65,10 +67,51 @@ func TestGoTestEngine(t *testing.T) {
 // build: an exit at the os.Exit.
 func TestGoTestEngineExit(t *testing.T) {
 	line := testws.Line(t, "../../testdata/crashers/crashers.go", "MARK:exit")
-	fuzzWithGoTest(t, "../../testdata/crashers", []string{
+	fuzzWithEngine(t, "gotest", "../../testdata/crashers", []string{
 		"--- FAIL: FuzzExit (exit)",
 		fmt.Sprintf("at %s:%d", filepath.Join("%[1]s", "crashers.go"), line),
 	}, "-run", "^FuzzExit$")
+}
+
+// TestLibFuzzerEngine: fuzzls fuzz -engine libfuzzer builds the calculator's
+// FuzzEval with go-118-fuzz-build and clang into the cache, runs libFuzzer on
+// its seeds, and reports libFuzzer's crash as fuzzls reports a failure (kind,
+// message, the division's line, the input minimized), exit 1; the user's tree
+// is as it was (go-118-fuzz-build rewrote a copy).
+func TestLibFuzzerEngine(t *testing.T) {
+	requireLibFuzzer(t)
+	divLine := testws.Line(t, "../../testdata/calc/calc.go", "v /= w")
+	dir, stderr := fuzzWithEngine(t, "libfuzzer", "../../testdata/calc", []string{
+		"--- FAIL: FuzzEval (panic)",
+		"integer divide by zero",
+		fmt.Sprintf("at %s:%d", filepath.Join("%[1]s", "calc.go"), divLine),
+		"minimized failing input:",
+	})
+	if !strings.Contains(stderr, "go-118-fuzz-build and clang -fsanitize=fuzzer") || !strings.Contains(stderr, "FuzzEval.libfuzzer -artifact_prefix=") {
+		t.Errorf("libFuzzer did not run:\n%s", stderr)
+	}
+	if got, want := treeFiles(t, dir), treeFiles(t, "../../testdata/calc"); !maps.Equal(got, want) {
+		t.Errorf("the workspace changed: %d files, want %d\n%s", len(got), len(want), stderr)
+	}
+}
+
+// treeFiles is every file under dir by its relative path, with its content.
+func treeFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // TestEngineFlag: an engine that is none is refused, saying which are.
@@ -77,7 +120,7 @@ func TestEngineFlag(t *testing.T) {
 	if code := fuzz([]string{"-engine", "afl", "."}, &stdout, &stderr); code != 2 {
 		t.Fatalf("exit status %d, want 2", code)
 	}
-	if want := `-engine: engine "afl" is not one of fuzzls, gotest`; !strings.Contains(stderr.String(), want) {
+	if want := `-engine: engine "afl" is not one of fuzzls, gotest, libfuzzer`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }

@@ -139,7 +139,7 @@ func fuzz(args []string, stdout, stderr io.Writer) int {
 	nice := fs.Int("nice", 0, "nice value of the workers (1 to 19: they yield the cores to other work; the daemon uses 10)")
 	dict := fs.String("dict", "", "dictionary file (AFL/libFuzzer syntax); testdata/fuzz/FuzzXxx.dict is read too")
 	chdir := fs.String("C", "", "change to this directory before doing anything (as go -C)")
-	engineName := fs.String("engine", protocol.EngineFuzzls, "who fuzzes: fuzzls, or gotest (go test -fuzz, whose failing input go test writes into testdata/fuzz/FuzzXxx; fuzzls replays it, and go test's corpus for coverage)")
+	engineName := fs.String("engine", protocol.EngineFuzzls, "who fuzzes: fuzzls, gotest (go test -fuzz, whose failing input go test writes into testdata/fuzz/FuzzXxx; fuzzls replays it, and go test's corpus for coverage) or libfuzzer (the target built with go-118-fuzz-build and clang into the cache; fuzzls replays its crash file, and its corpus for coverage)")
 	ci := addCIFlags(fs)
 	focus := addFocusFlag(fs)
 	build := buildFlags(fs)

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-)
 
-// go118FuzzBuild is the go-118-fuzz-build that OSS-Fuzz's and ClusterFuzzLite's
-// compile_native_go_fuzzer_v2 runs (the newest the module proxy serves).
-const go118FuzzBuild = "github.com/AdamKorcz/go-118-fuzz-build@v0.0.0-20250520111509-a70c2aa677fa"
+	"fuzzls.dev/fuzzls/engine"
+)
 
 // requireLibFuzzer skips the test where clang with libFuzzer is missing, except
 // in CI, where scripts/test.sh installs it (Debian's clang) and it must run.
@@ -24,13 +23,11 @@ func requireLibFuzzer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with go-118-fuzz-build and clang")
 	}
-	probe := filepath.Join(t.TempDir(), "probe.c")
-	os.WriteFile(probe, []byte("#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }\n"), 0o644)
-	out, err := exec.Command("clang", "-fsanitize=fuzzer", probe, "-o", probe+".bin").CombinedOutput()
+	err := engine.CheckLibFuzzer(context.Background(), t.TempDir())
 	if err == nil {
 		return
 	}
-	msg := fmt.Sprintf("clang with libFuzzer is not installed (apt-get install clang; scripts/test.sh does): %v %s", err, out)
+	msg := err.Error()
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg)
 	}
@@ -85,16 +82,15 @@ func TestLibFuzzerRoundTrip(t *testing.T) {
 		return out
 	}
 
-	// The fuzzer, as compile_native_go_fuzzer_v2 builds it (in a copy:
-	// go-118-fuzz-build rewrites the package's files).
-	gobin := filepath.Join(tmp, "bin")
-	must(run(tmp, []string{"GOBIN=" + gobin}, "go", "install", go118FuzzBuild))
-	build := copyDir(t, "../../testdata/oss")
-	must(run(build, nil, "go", "get", strings.Replace(go118FuzzBuild, "@", "/testing@", 1)))
-	archive := filepath.Join(tmp, "FuzzRecord.a")
-	must(run(build, nil, filepath.Join(gobin, "go-118-fuzz-build"), "-tags", "gofuzz", "-o", archive, "-func", "FuzzRecord", build))
-	fuzzer := filepath.Join(tmp, "fuzz_record")
-	must(run(tmp, nil, "clang", "-fsanitize=fuzzer", archive, "-o", fuzzer))
+	// The fuzzer, as compile_native_go_fuzzer_v2 builds it.
+	src, err := filepath.Abs("../../testdata/oss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzzer, err := engine.BuildLibFuzzer(context.Background(), engine.Target{Package: "example.com/oss", Name: "FuzzRecord", Dir: src}, src, filepath.Join(tmp, "lfcache"), "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// fuzzls export, in the project's own tree.
 	ws := copyDir(t, "../../testdata/oss")

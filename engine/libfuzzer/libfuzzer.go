@@ -3,13 +3,11 @@
 // libFuzzer: Export writes what such a project ships beside a fuzzer (a seed
 // corpus, a dictionary, options), Import turns their crash files and corpora
 // back into `go test fuzz v1` seeds. Both speak the harness's byte layout
-// (layout.go). `fuzzls export` and `fuzzls import` call them.
+// (engine/gofuzzheaders). `fuzzls export` and `fuzzls import` call them.
 package libfuzzer
 
 import (
 	"archive/zip"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,7 +18,7 @@ import (
 	"time"
 
 	"fuzzls.dev/fuzzls/engine"
-	"fuzzls.dev/fuzzls/engine/fuzzrt"
+	"fuzzls.dev/fuzzls/engine/gofuzzheaders"
 )
 
 // Exported says what Export wrote.
@@ -47,14 +45,8 @@ func Export(p *engine.Prepared, dir, name string, timeout time.Duration, rssLimi
 	zw := zip.NewWriter(&zb)
 	seen := map[string]bool{}
 	for _, in := range inputs {
-		vals, err := fuzzrt.Unmarshal([]byte(in))
-		if err != nil {
-			continue
-		}
-		data := encodeGoFuzzHeaders(vals)
-		sum := sha1.Sum(data)
-		file := hex.EncodeToString(sum[:])
-		if seen[file] {
+		file, data, err := gofuzzheaders.File(in)
+		if err != nil || seen[file] {
 			continue
 		}
 		seen[file] = true
@@ -170,9 +162,9 @@ func Import(p *engine.Prepared, paths []string) ([]Imported, error) {
 		im := Imported{From: f}
 		data, err := os.ReadFile(f)
 		if err == nil {
-			var vals []any
-			if vals, err = decodeGoFuzzHeaders(data, types); err == nil {
-				im.Seed, err = engine.WriteCorpusFile(seeds, string(fuzzrt.Marshal(vals)))
+			var in string
+			if in, err = gofuzzheaders.Input(data, types); err == nil {
+				im.Seed, err = engine.WriteCorpusFile(seeds, in)
 			}
 		}
 		im.Err = err

@@ -2,7 +2,7 @@
 // (vscode.WorkspaceConfiguration.get bound to the "fuzzls" section).
 
 import * as os from 'node:os';
-import { AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace, EngineFuzzls, EngineGoTest, defaultSettings, type Settings } from './protocol';
+import { AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace, EngineFuzzls, EngineGoTest, EngineLibFuzzer, defaultSettings, type Settings } from './protocol';
 
 /** A getter of one setting of the fuzzls section, as WorkspaceConfiguration.get. */
 export type Getter = <T>(key: string, defaultValue: T) => T;
@@ -23,7 +23,7 @@ export const section = 'fuzzls';
 export const restartSettings = ['path'];
 
 const autoStarts: readonly string[] = [AutoStartOff, AutoStartOpenFiles, AutoStartWorkspace];
-const engines: readonly string[] = [EngineFuzzls, EngineGoTest];
+const engines: readonly string[] = [EngineFuzzls, EngineGoTest, EngineLibFuzzer];
 
 function int(v: unknown, def: number): number {
 	return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : def;

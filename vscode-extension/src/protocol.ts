@@ -304,6 +304,12 @@ export const EngineFuzzls = "fuzzls";
  * its corpus for coverage and its failing input for the diagnostic.
  */
 export const EngineGoTest = "gotest";
+/**
+ * EngineLibFuzzer is libFuzzer, the target built as OSS-Fuzz builds it
+ * (go-118-fuzz-build, clang); fuzzls replays its corpus for coverage and
+ * its crash file for the diagnostic.
+ */
+export const EngineLibFuzzer = "libfuzzer";
 
 /**
  * Settings are the daemon's settings, sent by the client as initializationOptions
@@ -342,7 +348,7 @@ export interface Settings {
 	 */
 	blockers: boolean;
 	/**
-	 * Engine fuzzes the targets: EngineFuzzls or EngineGoTest. go test writes
+	 * Engine fuzzes the targets: EngineFuzzls, EngineGoTest or EngineLibFuzzer. go test writes
 	 * a failing input into the package's testdata/fuzz/FuzzXxx, as it always does.
 	 */
 	engine: string;

@@ -1,7 +1,7 @@
 // Aggregating fuzzls/status into what the status bar and the Fuzzing view show.
 // No VS Code dependency.
 
-import { EngineGoTest, StateBuilding, StateError, StateFuzzing, type Blocker, type MutatorStatus, type SessionStatus, type StatusParams } from './protocol';
+import { EngineGoTest, EngineLibFuzzer, StateBuilding, StateError, StateFuzzing, type Blocker, type MutatorStatus, type SessionStatus, type StatusParams } from './protocol';
 
 export interface Summary {
 	/** Sessions building or fuzzing. */
@@ -210,9 +210,15 @@ export function statusText(s: Summary): string {
 	return `${icon} fuzzls: ${parts.join(' · ')}`;
 }
 
-/** engineLabel names the engine fuzzing a session when it is not fuzzls's own: "go test", else "". */
+/** engineLabel names the engine fuzzing a session when it is not fuzzls's own: "go test", "libFuzzer", else "". */
 export function engineLabel(x: SessionStatus): string {
-	return x.engine === EngineGoTest ? 'go test' : '';
+	switch (x.engine) {
+		case EngineGoTest:
+			return 'go test';
+		case EngineLibFuzzer:
+			return 'libFuzzer';
+	}
+	return '';
 }
 
 /** sessionLine describes one session in a line (tooltips, the view, test output). */

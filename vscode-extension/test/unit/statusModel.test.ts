@@ -71,8 +71,9 @@ describe('sessionLine and byPackage', () => {
 		assert.equal(sessionLine(s({ execsPerSec: 1500, covered: 87, blocks: 120, corpus: 14, crashes: 2 })), 'FuzzEval: fuzzing · 1.5k execs/s · 87/120 blocks · corpus 14 · 2 crashes');
 		assert.equal(sessionLine(s({ execsPerSec: 1500, covered: 87, blocks: 120, corpus: 14, changed: 7, changedReached: 5 })), 'FuzzEval: fuzzing · 1.5k execs/s · 87/120 blocks · changed: 5/7 blocks reached · corpus 14');
 	});
-	it('names go test when it fuzzes the target', () => {
+	it('names go test or libFuzzer when it fuzzes the target', () => {
 		assert.equal(engineLabel(s({ engine: 'gotest' })), 'go test');
+		assert.equal(engineLabel(s({ engine: 'libfuzzer' })), 'libFuzzer');
 		assert.equal(engineLabel(s({ engine: 'fuzzls' })), '');
 		assert.equal(engineLabel(s({})), '');
 		assert.equal(sessionLine(s({ engine: 'gotest', execsPerSec: 900, corpus: 3 })), 'FuzzEval (go test): fuzzing · 900 execs/s · corpus 3');

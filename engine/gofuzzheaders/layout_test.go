@@ -1,4 +1,4 @@
-package libfuzzer
+package gofuzzheaders
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
-// TestGoFuzzHeadersRoundTrip: what encodeGoFuzzHeaders lays out decodes to the
+// TestGoFuzzHeadersRoundTrip: what Encode lays out decodes to the
 // same values, for every argument type, empty and long []byte and string in
 // every position, and random mixes.
 func TestGoFuzzHeadersRoundTrip(t *testing.T) {
@@ -39,8 +39,8 @@ func TestGoFuzzHeadersRoundTrip(t *testing.T) {
 		for i, v := range vals {
 			types[i] = fuzzrt.TypeName(reflect.TypeOf(v))
 		}
-		enc := encodeGoFuzzHeaders(vals)
-		got, err := decodeGoFuzzHeaders(enc, types)
+		enc := Encode(vals)
+		got, err := Decode(enc, types)
 		if err != nil {
 			t.Fatalf("%#v: %v (encoded %x)", vals, err, enc)
 		}
@@ -69,7 +69,7 @@ func TestGoFuzzHeadersDecode(t *testing.T) {
 		{"bool: even is true", []byte{2, 3}, []string{"bool", "bool"}, []any{true, false}},
 		{"string then rest", []byte{0, 0, 0, 2, 'h', 'i', 9}, []string{"string", "uint8"}, []any{"hi", uint8(9)}},
 	} {
-		got, err := decodeGoFuzzHeaders(c.in, c.types)
+		got, err := Decode(c.in, c.types)
 		if err != nil || string(fuzzrt.Marshal(got)) != string(fuzzrt.Marshal(c.want)) {
 			t.Errorf("%s: got %#v, %v; want %#v", c.desc, got, err, c.want)
 		}
@@ -84,7 +84,7 @@ func TestGoFuzzHeadersDecode(t *testing.T) {
 		{[]byte{0, 0, 0, 1}, []string{"[]byte"}},
 		{[]byte{1, 2}, []string{"uint16"}}, // no order byte
 	} {
-		if got, err := decodeGoFuzzHeaders(c.in, c.types); err == nil {
+		if got, err := Decode(c.in, c.types); err == nil {
 			t.Errorf("%x as %v: got %#v, want an error", c.in, c.types, got)
 		}
 	}
@@ -147,7 +147,7 @@ func TestEveryKind(t *testing.T) {
 		same := func(a, b any) bool { return string(fuzzrt.Marshal([]any{a})) == string(fuzzrt.Marshal([]any{b})) }
 		vals := []any{sample, k.Zero()}
 		types := []string{k.String(), k.String()}
-		dec, err := decodeGoFuzzHeaders(encodeGoFuzzHeaders(vals), types)
+		dec, err := Decode(Encode(vals), types)
 		if err != nil || !same(dec[0], vals[0]) || !same(dec[1], vals[1]) {
 			t.Errorf("%s: go-fuzz-headers round trip of %#v: %#v, %v", k, vals, dec, err)
 		}

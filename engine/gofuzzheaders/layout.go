@@ -1,6 +1,4 @@
-package libfuzzer
-
-// The byte layout in which go-118-fuzz-build's harness (OSS-Fuzz's and
+// Package gofuzzheaders is the byte layout in which go-118-fuzz-build's harness (OSS-Fuzz's and
 // ClusterFuzzLite's compile_native_go_fuzzer_v2) turns a libFuzzer input into the
 // arguments of a Go fuzz function: go-fuzz-headers' consumer, taking one argument
 // after the other from the front of the input.
@@ -20,23 +18,49 @@ package libfuzzer
 // Signed values are the unsigned ones converted. An input too short for the
 // arguments never reaches the fuzz function (the harness returns). Bytes left
 // over are ignored. Another layout (the toolchain's proposed libFuzzer mode) gets
-// a file of its own.
+// a file of its own. engine/libfuzzer (export, import) and the engine's
+// libFuzzer runner both speak it through this package.
+package gofuzzheaders
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"fuzzls.dev/fuzzls/engine/fuzzrt"
 )
 
+// File is the harness's input for a `go test fuzz v1` input, and its name as
+// libFuzzer names a corpus file: the SHA-1 of its bytes.
+func File(input string) (name string, data []byte, err error) {
+	vals, err := fuzzrt.Unmarshal([]byte(input))
+	if err != nil {
+		return "", nil, err
+	}
+	data = Encode(vals)
+	sum := sha1.Sum(data)
+	return hex.EncodeToString(sum[:]), data, nil
+}
+
+// Input is the `go test fuzz v1` input of the arguments of types that the
+// harness decodes from data.
+func Input(data []byte, types []string) (string, error) {
+	vals, err := Decode(data, types)
+	if err != nil {
+		return "", err
+	}
+	return string(fuzzrt.Marshal(vals)), nil
+}
+
 // Big-endian, and the byte that says so (odd: not little-endian).
 const gfhBigEndian = 1
 
-// encodeGoFuzzHeaders lays out vals so that the harness decodes exactly them.
+// Encode lays out vals so that the harness decodes exactly them.
 // The arguments are laid out from the last: a []byte's length depends on how
 // many bytes follow it.
-func encodeGoFuzzHeaders(vals []any) []byte {
+func Encode(vals []any) []byte {
 	var out []byte // the encoding of vals[i+1:]
 	for i := len(vals) - 1; i >= 0; i-- {
 		var b []byte
@@ -78,7 +102,7 @@ func gfhBytes(v, rest []byte) []byte {
 	n := uint32(len(v))
 	if n == 0 {
 		// A length that is a multiple of the bytes left, and not equal to
-		// them, leaves none taken (encodeGoFuzzHeaders sees that one is left).
+		// them, leaves none taken (Encode sees that one is left).
 		n = 2 * uint32(max(len(rest), 1))
 	}
 	return append(binary.BigEndian.AppendUint32(nil, n), v...)
@@ -86,9 +110,9 @@ func gfhBytes(v, rest []byte) []byte {
 
 var errGFHShort = errors.New("the input is too short for the arguments: the harness does not call the fuzz function")
 
-// decodeGoFuzzHeaders reads the arguments of types (as fuzzrt.TypeName spells
+// Decode reads the arguments of types (as fuzzrt.TypeName spells
 // them) from data as the harness does.
-func decodeGoFuzzHeaders(data []byte, types []string) ([]any, error) {
+func Decode(data []byte, types []string) ([]any, error) {
 	d := gfhReader{data: data}
 	vals := make([]any, len(types))
 	for i, t := range types {
