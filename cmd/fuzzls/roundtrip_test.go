@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"fuzzls.dev/fuzzls/engine"
+	"fuzzls.dev/fuzzls/internal/testws"
 )
 
 // requireLibFuzzer skips the test where clang with libFuzzer is missing, except
@@ -23,15 +24,7 @@ func requireLibFuzzer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with go-118-fuzz-build and clang")
 	}
-	err := engine.CheckLibFuzzer(context.Background(), t.TempDir())
-	if err == nil {
-		return
-	}
-	msg := err.Error()
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testws.RequireInCI(t, engine.CheckLibFuzzer(context.Background(), t.TempDir()))
 }
 
 // TestRequireLibFuzzer: where clang is missing (an empty PATH here),

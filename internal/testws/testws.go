@@ -3,7 +3,8 @@
 // touching testdata/: a copy of a directory (Copy), or the files of a txtar
 // archive, as cmd/go's script tests keep theirs (Txtar); and what the tests of
 // those workspaces share besides: the line of a marker (Line), an output read
-// while it is written (Buffer), a full disk (FullDisk); and real modules at pinned versions, fetched
+// while it is written (Buffer), a full disk (FullDisk), a tool CI must have
+// (RequireInCI); and real modules at pinned versions, fetched
 // through the module proxy (Download, Module).
 package testws
 
@@ -264,4 +265,18 @@ func FullDisk(t testing.TB, room int64) (dir, filler string) {
 	}
 	f.Close()
 	return full, filler
+}
+
+// RequireInCI skips t when err says a tool it needs is missing, except in CI
+// (CI set, as scripts/test.sh sets it), which installs the tool: there t fails
+// saying why.
+func RequireInCI(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal(err)
+	}
+	t.Skip(err)
 }
