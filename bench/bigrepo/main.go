@@ -245,8 +245,9 @@ func edit(ws string, n int) string {
 
 type daemon struct {
 	*lspclient.Client
-	log     *os.File
-	version int32
+	log      *os.File
+	version  int32
+	cacheDir string
 }
 
 func start(bin, ws, goCache, cacheDir, logPath string) *daemon {
@@ -261,7 +262,7 @@ func start(bin, ws, goCache, cacheDir, logPath string) *daemon {
 	}
 	c, err := lspclient.Start(cmd)
 	check(err)
-	d := &daemon{Client: c, log: log, version: 1}
+	d := &daemon{Client: c, log: log, version: 1, cacheDir: cacheDir}
 	check(d.Initialize(ws, map[string]any{"cacheDir": cacheDir, "parallel": *parallel}))
 	return d
 }
@@ -457,7 +458,7 @@ func (d *daemon) fuzzAll(path string) allStats {
 		_, err = d.Server.Hover(context.Background(), &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: doc, Position: pos}})
 		check(err)
 		a.answers = append(a.answers, time.Since(t))
-		a.maxProcs = max(a.maxProcs, testProcesses())
+		a.maxProcs = max(a.maxProcs, testProcesses(d.cacheDir))
 		st, err := d.SessionStatus()
 		check(err)
 		a.targets, a.fuzzing, a.failed = len(st.Sessions), 0, 0
@@ -486,8 +487,10 @@ func (d *daemon) fuzzAll(path string) allStats {
 	return a
 }
 
-// testProcesses counts the processes running a test binary (*.test).
-func testProcesses() int {
+// testProcesses counts the processes running a test binary of the daemon's
+// (a *.test under its cache directory, dir): not those of other work on the
+// machine.
+func testProcesses(dir string) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
@@ -498,7 +501,7 @@ func testProcesses() int {
 			continue
 		}
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err == nil && strings.HasSuffix(exe, ".test") {
+		if err == nil && strings.HasSuffix(exe, ".test") && strings.HasPrefix(exe, dir+string(filepath.Separator)) {
 			n++
 		}
 	}
