@@ -237,3 +237,39 @@ func buildArchive(t *testing.T, path string) (string, *Binary) {
 	}
 	return dir, bin
 }
+
+// TestVarSkipShared: a dependency's line whose hook the compiler rejects fails
+// the first build that links it, and no other package's: what a build learns
+// is kept beside all build directories (the first build of each of
+// go-ethereum's 49 targets failed on the same lines of common/hexutil).
+func TestVarSkipShared(t *testing.T) {
+	dir := testws.Txtar(t, "testdata/sharedskip.txtar")
+	cache := t.TempDir()
+	failed := func(sub string) int {
+		t.Helper()
+		pkgs, err := new(Loader).Load(t.Context(), filepath.Join(dir, sub), ".")
+		if err != nil || len(pkgs) != 1 {
+			t.Fatalf("load %s: %v (%d packages)", sub, err, len(pkgs))
+		}
+		bin, err := Build(t.Context(), pkgs[0], BuildOptions{CacheDir: cache, Runtime: os.DirFS("../engine/fuzzrt")})
+		if err != nil {
+			t.Fatalf("build %s: %v", sub, err)
+		}
+		if len(bin.Warnings) > 0 {
+			t.Errorf("%s: warnings %q, want none", sub, bin.Warnings)
+		}
+		n := 0
+		for _, st := range bin.Steps {
+			if st.Name == "go test -c failed" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := failed("b"); n != 1 {
+		t.Errorf("b's first build: %d failed attempts, want 1 (the rejected line of a)", n)
+	}
+	if n := failed("c"); n != 0 {
+		t.Errorf("c's first build: %d failed attempts, want 0 (b's build learned a's line)", n)
+	}
+}

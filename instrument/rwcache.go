@@ -84,7 +84,7 @@ func (r *unitRewriter) unitKey(ui int, u unit, srcs [][]byte) string {
 		field(hex.EncodeToString(sum[:]))
 		if r.vh != nil {
 			var skip []string
-			for text := range r.vh.skip[compiled] {
+			for text := range r.vh.skipTexts(compiled) {
 				skip = append(skip, text)
 			}
 			sort.Strings(skip)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,6 +24,13 @@ type varHooks struct {
 	path  string                     // where skip is kept
 	lines map[string]hookedLines     // the last attempt's hooked lines
 	skip  map[string]map[string]bool // texts of the lines to leave alone
+	// dir is the build directory; shared, kept at sharedPath beside all build
+	// directories, holds skip for every package's builds, by sharedKey: a
+	// dependency's rejected line (go-ethereum's hexutil, which 49 targets
+	// link) then fails one build, not the first build of each target.
+	dir        string
+	sharedPath string
+	shared     map[string]map[string]bool
 	// hookedPkgs are the import paths the last attempt gave hooks to, each
 	// with its module@version if it comes from the module cache.
 	hookedPkgs map[string]string
@@ -49,9 +57,13 @@ type hookedLines struct {
 // loadVarHooks reads what earlier builds in dir learned; nothing if unreadable.
 func loadVarHooks(dir string) *varHooks {
 	vh := &varHooks{path: filepath.Join(dir, "varskip.json"), skip: map[string]map[string]bool{}, plain: map[string]string{},
-		plainPath: filepath.Join(dir, "plain.json"), plainCached: map[string]string{}}
+		plainPath: filepath.Join(dir, "plain.json"), plainCached: map[string]string{},
+		dir: dir, sharedPath: filepath.Join(filepath.Dir(dir), "varskip.json"), shared: map[string]map[string]bool{}}
 	if data, err := os.ReadFile(vh.path); err == nil {
 		json.Unmarshal(data, &vh.skip)
+	}
+	if data, err := os.ReadFile(vh.sharedPath); err == nil {
+		json.Unmarshal(data, &vh.shared)
 	}
 	if data, err := os.ReadFile(vh.plainPath); err == nil {
 		json.Unmarshal(data, &vh.plainCached)
@@ -67,6 +79,24 @@ func (vh *varHooks) save() {
 	}
 	data, _ := json.Marshal(vh.skip)
 	writeIfChanged(vh.path, data)
+	// Other builds may have added to the shared file since it was read.
+	shared := map[string]map[string]bool{}
+	if data, err := os.ReadFile(vh.sharedPath); err == nil {
+		json.Unmarshal(data, &shared)
+	}
+	for key, texts := range vh.shared {
+		if shared[key] == nil {
+			shared[key] = map[string]bool{}
+		}
+		for text := range texts {
+			shared[key][text] = true
+		}
+	}
+	data, _ = json.Marshal(shared)
+	tmp := fmt.Sprintf("%s.%d.tmp", vh.sharedPath, os.Getpid())
+	if os.WriteFile(tmp, data, 0o644) != nil || os.Rename(tmp, vh.sharedPath) != nil {
+		os.Remove(tmp)
+	}
 	data, _ = json.Marshal(vh.plainCached)
 	writeIfChanged(vh.plainPath, data)
 }
@@ -80,9 +110,31 @@ func (vh *varHooks) knownPlain(importPath, modVersion string) {
 	}
 }
 
+// sharedKey names file the same in every build directory: a dependency's
+// copy by its path under the build directory (mods/<module@version>/…), a
+// user's file by its own.
+func (vh *varHooks) sharedKey(file string) string {
+	if rel, err := filepath.Rel(vh.dir, file); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return file
+}
+
+// skipTexts returns the texts of file's lines to leave alone: this package's
+// builds' and every build's.
+func (vh *varHooks) skipTexts(file string) map[string]bool {
+	own, all := vh.skip[file], vh.shared[vh.sharedKey(file)]
+	if len(all) == 0 {
+		return own
+	}
+	texts := maps.Clone(all)
+	maps.Copy(texts, own)
+	return texts
+}
+
 // skipped returns the lines of file (source src) to leave alone.
 func (vh *varHooks) skipped(file string, src []byte) map[int]bool {
-	texts := vh.skip[file]
+	texts := vh.skipTexts(file)
 	if len(texts) == 0 {
 		return nil
 	}
@@ -127,13 +179,18 @@ func (vh *varHooks) blame(be *BuildError) bool {
 			continue
 		}
 		text := lineText(h.src, d.Line)
-		if vh.skip[d.File][text] {
+		if vh.skipTexts(d.File)[text] {
 			continue
 		}
 		if vh.skip[d.File] == nil {
 			vh.skip[d.File] = map[string]bool{}
 		}
 		vh.skip[d.File][text] = true
+		key := vh.sharedKey(d.File)
+		if vh.shared[key] == nil {
+			vh.shared[key] = map[string]bool{}
+		}
+		vh.shared[key][text] = true
 		blamed = true
 	}
 	return blamed
