@@ -166,10 +166,7 @@ func (r *unitRewriter) saveRecord(u unit, rec *unitRecord) {
 	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
 		return
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if os.WriteFile(tmp, buf.Bytes(), 0o644) != nil || os.Rename(tmp, path) != nil {
-		os.Remove(tmp)
-	}
+	writeIfChanged(path, buf.Bytes())
 }
 
 // fileStamp is path's size and modification time (zeros if it is missing).

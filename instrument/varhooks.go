@@ -93,10 +93,7 @@ func (vh *varHooks) save() {
 		}
 	}
 	data, _ = json.Marshal(shared)
-	tmp := fmt.Sprintf("%s.%d.tmp", vh.sharedPath, os.Getpid())
-	if os.WriteFile(tmp, data, 0o644) != nil || os.Rename(tmp, vh.sharedPath) != nil {
-		os.Remove(tmp)
-	}
+	writeIfChanged(vh.sharedPath, data)
 	data, _ = json.Marshal(vh.plainCached)
 	writeIfChanged(vh.plainPath, data)
 }
