@@ -298,8 +298,14 @@ func waitAll(rep *reporter, sessions []*engine.Session) int {
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	memProfile := fs.String("memprofile", os.Getenv(memProfileEnv), "write the daemon's heap profile to this file at exit and, on Unix, on SIGUSR1 (default $"+memProfileEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *memProfile != "" {
+		h := &heapProfiler{path: *memProfile, log: stderr}
+		defer h.write("exit")
+		defer h.onSignal()()
 	}
 	err := daemon.Serve(context.Background(), stdin, stdout, daemon.Options{Log: stderr, Version: version()})
 	if errors.Is(err, daemon.ErrNoShutdown) {
