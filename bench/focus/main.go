@@ -5,6 +5,7 @@
 // (Options.NoFocus), side by side in one run.
 //
 //	go run ./bench/focus [-warmup 30s] [-cap 120s] [-coverage 5m] [-parallel 1] [-edits re]
+//	go run ./bench/focus -scenario gosentry-geth [-warmup 120s] [-cap 200s] [-trials 10]
 //
 // Fairness: per edit, one warm-up run of the unedited code fills a cache
 // directory (its corpus); the two modes then run at the same time, so under the
@@ -15,6 +16,10 @@
 // within -cap counts as -cap (the median is then a bound). With -coverage D both
 // sessions go on until D after the save (D is then the cap) and the blocks each
 // covered are printed side by side: the direction must not cost total coverage.
+//
+// -scenario gosentry-geth runs gosentry's change-directed benchmark on
+// go-ethereum instead (geth.go): time to the first crash of a line made to crash
+// by a save, in paired trials.
 package main
 
 import (
@@ -25,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,7 +85,25 @@ func main() {
 	parallel := flag.Int("parallel", 1, "workers per engine")
 	only := flag.String("edits", "", "only the edits whose names match")
 	control := flag.Bool("control", false, "run both sides undirected (an A/A run): how far two undirected engines' figures differ by chance")
+	scenario := flag.String("scenario", "", "gosentry-geth: gosentry's go-ethereum benchmark (geth.go) instead of the edits")
+	trials := flag.Int("trials", 10, "paired trials (-scenario gosentry-geth)")
 	flag.Parse()
+	switch *scenario {
+	case "":
+	case "gosentry-geth":
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["warmup"] {
+			*warmup = 120 * time.Second
+		}
+		if !set["cap"] {
+			*limit = 200 * time.Second
+		}
+		gethScenario(*warmup, *limit, *trials, *parallel, *control)
+		return
+	default:
+		fail(fmt.Errorf("unknown -scenario %q (gosentry-geth)", *scenario))
+	}
 	if *control {
 		fmt.Println("control run: the \"directed\" column is a second undirected engine")
 	}
@@ -160,12 +182,8 @@ func main() {
 		}
 		fmt.Println()
 	}
-	sort.Float64s(ratios)
 	if len(ratios) > 0 {
-		med := ratios[len(ratios)/2]
-		if len(ratios)%2 == 0 {
-			med = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-		}
+		med := median(ratios)
 		fmt.Printf("\nmedian ratio directed / undirected: %.2f (goal: ≤ 0.20); warm-up %s, cap %s, %d worker(s) per mode\n", med, *warmup, *limit, *parallel)
 	}
 }
