@@ -1,13 +1,20 @@
 // Command compat runs public projects' own fuzz targets, unmodified, with fuzzls
-// and with `go test -fuzz`, side by side, on each Go version asked for, and prints
-// per target and version: whether each engine builds it (and the message when
-// not), its executions per second, the failures it found (kind), and the
-// statements a neutral `go test -coverprofile` replay of its corpus covers, with
-// the ratio fuzzls/go test.
+// and with `go test -fuzz`, side by side, on each Go version asked for, -trials
+// times each, as FuzzBench measures, and prints per target and version: whether
+// each engine builds it (and the message when not), its executions per second
+// per worker, the failures it found (kind), and the statements a neutral `go test
+// -coverprofile` replay of its corpus covers: each engine's median over the
+// trials, the ratio of the medians, Mann-Whitney U's two-sided p and
+// Vargha-Delaney's A12 (package bench/internal/stats), and how early fuzzls
+// reached go test's final coverage. Then, over the targets: the median coverage
+// ratio, how many targets fuzzls is significantly ahead on (p < 0.05, A12 >
+// 0.71), behind on (p < 0.05, A12 < 0.29) or neither, the median of how early
+// fuzzls reached go test's final coverage, the min and median throughput ratio;
+// and each engine's median coverage over time.
 //
-//	go run ./bench/compat [-fuzztime 20s] [-go go1.26.8,go1.27.3] [-targets re] [-parallel 2] [-out bench/results] [-fuzzls bin/fuzzls]
+//	go run ./bench/compat [-fuzztime 20s] [-trials 1] [-go go1.26.8,go1.27.3] [-targets re] [-parallel 2] [-out bench/results] [-state path] [-resume] [-fuzzls bin/fuzzls]
 //
-// Smoke test: go run ./bench/compat -fuzztime 5s -go go1.26.8 -targets 'uuid|netip'
+// Smoke test: go run ./bench/compat -fuzztime 5s -go go1.26.8 -targets 'uuid|netip' -trials 2
 //
 // As a user would:
 //   - Each module is fetched at its pinned version through the module proxy (`go
@@ -23,18 +30,37 @@
 //     go.mod makes the go command use another one (`go env GOVERSION` in its
 //     directory says so) is reported as skipped on that version.
 //
-// Fairness, as in bench/compare: the same -fuzztime of fuzzing (building not
-// counted) and -parallel for both, one run at a time; fuzzls starts cold (a new
-// -cachedir, and go test's fuzz cache of the target, from which it would
-// warm-start, removed), go test gets a new -test.fuzzcachedir. fuzzls runs with
+// Fairness, as in bench/compare and FuzzBench: the same -fuzztime of fuzzing
+// (building not counted) and -parallel for both, one run at a time, the engines
+// alternated (fuzzls trial 1, go test trial 1, fuzzls trial 2, …) so that the
+// machine's load falls on both alike. Every run is cold: fuzzls gets a new
+// -cachedir (and go test's fuzz cache of the target, from which it would
+// warm-start, is removed), go test a new -test.fuzzcachedir. fuzzls runs with
 // -keepfuzzing (its failures are counted, and a failure does not end its
 // corpus); go test stops at its first failure, as it always does. Coverage: each
 // engine's generated corpus is put in the copy's testdata/fuzz/FuzzX/ and replayed
 // by `go test -run=^FuzzX$ -coverprofile -coverpkg=<the module's packages the test
 // imports>` (a standard library target: its own package), on the same Go version.
 //
-// The results go to -out (gitignored): compat-<time>.md, compat-<time>.json, and
-// each run's output in compat-<time>-logs/.
+// Coverage over time: both engines write each corpus entry to a file of its own
+// when they find it, so the file's modification time, from the start of fuzzing,
+// is when it was found. The entries found by each checkpoint (0.05, 0.1, 0.2, 0.5
+// and 1 of -fuzztime; the last: all of them) are replayed the same way, with the
+// seeds; a checkpoint with the same entries as the one before is not replayed
+// again, nor the seeds alone more than once per target and version. fuzzls
+// minimizes its corpus once it holds 1024 entries, deleting entries whose
+// coverage later ones have: its early checkpoints can then count less than it had
+// covered (never more).
+//
+// Resumable: every finished run is appended at once, one JSON line, to the state
+// file (-state, default <out>/compat-state.jsonl). With -resume, the runs recorded
+// there (the same target, engine, Go version, trial, -fuzztime and -parallel) are
+// not run again, and the table covers every recorded run of the chosen targets
+// and versions with this -fuzztime and -parallel; an interrupt loses at most the
+// run in progress. Without -resume, a state file already there is moved aside.
+//
+// The results go to -out (gitignored): compat-<time>.md, compat-<time>.json, the
+// state file, and each run's output in compat-<time>-logs/.
 package main
 
 import (
@@ -43,11 +69,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +122,7 @@ func path(mod, pkg string) string {
 // checked before the runs (hasTarget).
 var suite = []target{
 	{"github.com/google/uuid", "v1.6.0", ".", "FuzzParse", "parser (UUID; go.mod without a go line)"},
+	{"github.com/google/uuid", "v1.6.0", ".", "FuzzParseBytes", "control: saturates, both engines reach its ceiling (gosentry's uuid chart)"},
 	{"std", "", "net/netip", "FuzzParse", "std (parser; dot import)"},
 	{geth, gethVersion, "core/types", "FuzzRLP", "codec (RLP, go-ethereum's main target; its external test links golang.org/x/sys/unix through a module not instrumented)"},
 	{"std", "", "encoding/json", "FuzzUnmarshalJSON", "std (parser; a package fuzzls's runtime imported)"},
@@ -172,37 +200,58 @@ var suite = []target{
 // go-ethereum, whose targets are many.
 const geth, gethVersion = "github.com/ethereum/go-ethereum", "v1.17.10"
 
-// result is one engine's run on one target and Go version.
+// result is one engine's run on one target and Go version, in one trial.
 type result struct {
 	engines.Run
 	Module   string   `json:"module"`
 	Go       string   `json:"go"`
+	FuzzTime string   `json:"fuzztime"` // -fuzztime, as the key of the run in the state file
+	Parallel int      `json:"parallel"`
 	Built    bool     `json:"built"`
 	Skipped  string   `json:"skipped,omitempty"` // why this Go version could not be used
 	Failures []string `json:"failures,omitempty"`
 	Baseline string   `json:"baseline,omitempty"` // go test's last "gathering baseline coverage: k/n"
+	// Curve is the statements the replay covers with the entries found by each
+	// fraction of -fuzztime in checkpoints (the last: all, = Stmts).
+	Curve []int `json:"curve,omitempty"`
+}
+
+// checkpoints are the fractions of -fuzztime at which coverage over time is
+// measured.
+var checkpoints = []float64{0.05, 0.1, 0.2, 0.5, 1}
+
+// key identifies a run in the state file.
+func (r result) key() string {
+	return fmt.Sprintf("%s %s %s %d %s %d", r.Target, r.Engine, r.Go, r.Trial, r.FuzzTime, r.Parallel)
 }
 
 type config struct {
-	fuzztime time.Duration
-	parallel int
-	fuzzls   string
-	version  string
-	tmp      string
-	logs     string
-	gocache  string
-	srcs     map[string]string // module@version → its writable copy
-	goroots  map[string]string // Go version → writable copy of its GOROOT
+	fuzztime  time.Duration
+	parallel  int
+	fuzzls    string
+	version   string
+	tmp       string
+	logs      string
+	gocache   string
+	srcs      map[string]string // module@version → its writable copy
+	goroots   map[string]string // Go version → writable copy of its GOROOT
+	seedStmts map[string]int    // target id and Go version → statements its seeds alone cover
 }
 
 func main() {
-	fuzztime := flag.Duration("fuzztime", 20*time.Second, "fuzzing time per target, engine and Go version")
+	fuzztime := flag.Duration("fuzztime", 20*time.Second, "fuzzing time per target, engine, Go version and trial")
 	goFlag := flag.String("go", "go1.26.8,go1.27.3", "Go versions (GOTOOLCHAIN values), comma-separated")
 	targetsRE := flag.String("targets", "", "only targets whose id (import path.FuzzX) matches this regular expression")
 	parallel := flag.Int("parallel", 2, "workers per engine")
-	out := flag.String("out", "bench/results", "directory for the markdown table, raw results and logs")
+	trials := flag.Int("trials", 1, "runs per engine, target and Go version, the engines alternated")
+	out := flag.String("out", "bench/results", "directory for the markdown table, raw results, the state file and logs")
+	statePath := flag.String("state", "", "the file each finished run is appended to (default <out>/compat-state.jsonl)")
+	resume := flag.Bool("resume", false, "go on from the state file: runs recorded there are not run again, and the table covers them")
 	bin := flag.String("fuzzls", "", "a fuzzls binary to use (default: build ./cmd/fuzzls)")
 	flag.Parse()
+	if *trials < 1 {
+		check(errors.New("-trials must be at least 1"))
+	}
 	chosen, err := engines.Choose(suite, *targetsRE, target.id)
 	check(err)
 	b, err := engines.Setup("compat", *out, *bin, logf)
@@ -210,10 +259,16 @@ func main() {
 	defer b.Close()
 	ctx, tmp := b.Ctx, b.Tmp
 	c := &config{fuzztime: *fuzztime, parallel: *parallel, tmp: tmp, logs: b.Logs, fuzzls: b.Fuzzls, version: b.Version,
-		srcs: map[string]string{}, goroots: map[string]string{}}
+		srcs: map[string]string{}, goroots: map[string]string{}, seedStmts: map[string]int{}}
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
 	check(err)
 	c.gocache = strings.TrimSpace(string(gocache))
+	if *statePath == "" {
+		*statePath = filepath.Join(*out, "compat-state.jsonl")
+	}
+	st, err := openState(*statePath, *resume)
+	check(err)
+	defer st.Close()
 
 	for _, t := range chosen {
 		if t.Module == "std" {
@@ -230,42 +285,140 @@ func main() {
 	}
 
 	versions := strings.Split(*goFlag, ",")
-	var results []result
 	started := time.Now()
-	// target by target (both versions, both engines), so that an interrupted run
-	// still has whole rows
+	// target by target (both versions, every trial, both engines alternated), so
+	// that an interrupted run still has whole rows and load falls on both alike
+	ran, skipped := 0, 0
 	for _, t := range chosen {
 		for _, v := range versions {
-			if ctx.Err() != nil {
-				break
-			}
-			dir, env, skipped := c.workdir(ctx, t, v)
-			for _, eng := range []string{"fuzzls", "native"} {
-				if ctx.Err() != nil {
-					break
+			var dir, why string
+			var env []string
+			prepared := false
+			for trial := 1; trial <= *trials; trial++ {
+				for _, eng := range []string{"fuzzls", "native"} {
+					if ctx.Err() != nil {
+						break
+					}
+					r := result{Run: engines.Run{Engine: eng, Target: t.id(), Trial: trial}, Module: t.Module + "@" + t.Version, Go: v,
+						FuzzTime: c.fuzztime.String(), Parallel: c.parallel}
+					if t.Module == "std" {
+						r.Module = "std (" + v + ")"
+					}
+					if _, ok := st.done[r.key()]; ok {
+						logf("%-45s %-9s trial %d %-6s recorded in %s: skipped", t.id(), v, trial, eng, st.path)
+						skipped++
+						continue
+					}
+					if !prepared {
+						dir, env, why = c.workdir(ctx, t, v)
+						prepared = true
+					}
+					r.Skipped = why
+					if why == "" {
+						c.runOne(ctx, t, dir, env, &r)
+					}
+					if ctx.Err() != nil {
+						break // cut short: not a result
+					}
+					logf("%-45s %-9s trial %d %-6s %s", t.id(), v, trial, eng, r.summary())
+					check(st.add(r))
+					ran++
 				}
-				r := result{Run: engines.Run{Engine: eng, Target: t.id()}, Module: t.Module + "@" + t.Version, Go: v, Skipped: skipped}
-				if t.Module == "std" {
-					r.Module = "std (" + v + ")"
-				}
-				if skipped == "" {
-					c.runOne(ctx, t, dir, env, &r)
-				}
-				if ctx.Err() != nil {
-					break // cut short: not a result
-				}
-				logf("%-45s %-9s %-6s %s", t.id(), v, eng, r.summary())
-				results = append(results, r)
 			}
 		}
 	}
 	if ctx.Err() != nil {
 		logf("interrupted: results so far")
 	}
+	var results []result // every recorded run of the chosen targets, versions and settings
+	ids := map[string]bool{}
+	for _, t := range chosen {
+		ids[t.id()] = true
+	}
+	for _, r := range st.runs {
+		if ids[r.Target] && slices.Contains(versions, r.Go) && r.FuzzTime == c.fuzztime.String() && r.Parallel == c.parallel {
+			results = append(results, r)
+		}
+	}
+	logf("%d runs run now, %d skipped (recorded before); the table covers the %d recorded runs of these targets and settings (%s)", ran, skipped, len(results), st.path)
 	mdPath, err := b.Write(report(c, chosen, versions, results, time.Since(started)), results)
 	check(err)
 	logf("wrote %s (raw results beside it, logs in %s)", mdPath, c.logs)
 }
+
+// state is the file every finished run is appended to, one JSON line each, as
+// soon as it ends: an interrupted benchmark loses at most the run in progress.
+type state struct {
+	path string
+	f    *os.File
+	runs []result
+	done map[string]bool // the runs' keys
+}
+
+// openState opens the state file at path: with resume, its runs are read and
+// new ones appended; without, a file already there is moved aside (its runs
+// kept) and a new one started.
+func openState(path string, resume bool) (*state, error) {
+	st := &state{path: path, done: map[string]bool{}}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case !resume && len(data) > 0:
+		aside := strings.TrimSuffix(path, ".jsonl") + "-" + time.Now().Format("20060102-150405") + ".jsonl"
+		if err := os.Rename(path, aside); err != nil {
+			return nil, err
+		}
+		logf("%s moved to %s (pass -resume to go on from it)", path, aside)
+		data = nil
+	}
+	if resume {
+		for i, l := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			var r result
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				logf("%s:%d: not a run (%v): ignored", path, i+1, err) // a line cut by a crash
+				continue
+			}
+			if !st.done[r.key()] {
+				st.done[r.key()] = true
+				st.runs = append(st.runs, r)
+			}
+		}
+		logf("resuming from %s: %d runs recorded", path, len(st.runs))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		f.WriteString("\n") // after a line cut short
+	}
+	st.f = f
+	return st, nil
+}
+
+// add records a finished run: one line, written and synced at once.
+func (st *state) add(r result) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := st.f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("recording a run in %s: %v", st.path, err)
+	}
+	st.done[r.key()] = true
+	st.runs = append(st.runs, r)
+	return st.f.Sync()
+}
+
+func (st *state) Close() error { return st.f.Close() }
 
 // fetch downloads mod@version through the module proxy and copies it to a
 // writable directory under tmp.
@@ -333,8 +486,9 @@ func (c *config) runOne(ctx context.Context, t target, dir string, env []string,
 	// fuzzls warm-starts from go test's own fuzz cache of the target
 	os.RemoveAll(filepath.Join(c.gocache, "fuzz", filepath.FromSlash(t.importPath()), t.Name))
 
-	r.Log = fmt.Sprintf("%s-%s-%s.log", strings.NewReplacer("/", "_").Replace(t.id()), r.Go, r.Engine)
-	logFile, err := os.Create(filepath.Join(c.logs, r.Log))
+	name := fmt.Sprintf("%s-%s-%s-%d", strings.NewReplacer("/", "_").Replace(t.id()), r.Go, r.Engine, r.Trial)
+	r.Log = filepath.Join(filepath.Base(c.logs), name+".log") // in -out: runs resumed from the state file have their logs in earlier directories
+	logFile, err := os.Create(filepath.Join(c.logs, name+".log"))
 	if err != nil {
 		r.Err = err.Error()
 		return
@@ -412,31 +566,94 @@ func (c *config) runOne(ctx context.Context, t target, dir string, env []string,
 	if !r.Built {
 		return
 	}
-	// coverage: the engine's corpus (go test's failing input, which it wrote
-	// into testdata, is not part of it) replayed beside the target's own seeds
-	restore(seedDir, seeds)
-	ents, _ := os.ReadDir(corpusDir)
-	os.MkdirAll(seedDir, 0o755)
-	for _, e := range ents {
-		if e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") || seeds[e.Name()] {
-			continue
-		}
-		if data, err := os.ReadFile(filepath.Join(corpusDir, e.Name())); err == nil && os.WriteFile(filepath.Join(seedDir, e.Name()), data, 0o644) == nil {
-			r.Corpus++
-		}
-	}
 	coverPkg, err := c.coverPkg(ctx, t, dir, env)
 	if err != nil {
 		r.Err = "coverage: " + err.Error()
 		return
 	}
-	prof := filepath.Join(c.logs, strings.TrimSuffix(r.Log, ".log")+".cover")
-	st, err := engines.Replay(ctx, dir, env, pkg, t.Name, coverPkg, prof, logFile)
+	fuzzStart := start.Add(time.Duration(r.Startup * float64(time.Second)))
+	c.coverage(ctx, t, dir, env, coverPkg, corpusDir, fuzzStart, seedDir, seeds, filepath.Join(c.logs, name), logFile, r)
+}
+
+// found is a corpus entry the engine generated, and when: seconds after its
+// fuzzing started that its file was written (its modification time; both
+// engines write an entry once, when they find it).
+type found struct {
+	name string
+	data []byte
+	at   float64
+}
+
+// coverage replays the engine's corpus in corpusDir (go test's failing input,
+// which it wrote into testdata, is not part of it) beside the target's own
+// seeds: all of it for r.Stmts, and, for r.Curve, the entries found by each
+// checkpoint. A checkpoint whose entries are the previous one's, or none, is not
+// replayed again.
+func (c *config) coverage(ctx context.Context, t target, dir string, env []string, coverPkg, corpusDir string, fuzzStart time.Time, seedDir string, seeds map[string]bool, prof string, log io.Writer, r *result) {
+	var corpus []found
+	ents, _ := os.ReadDir(corpusDir)
+	for _, e := range ents {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), ".tmp") || seeds[e.Name()] {
+			continue
+		}
+		fi, err1 := e.Info()
+		data, err2 := os.ReadFile(filepath.Join(corpusDir, e.Name()))
+		if err1 == nil && err2 == nil {
+			corpus = append(corpus, found{e.Name(), data, fi.ModTime().Sub(fuzzStart).Seconds()})
+		}
+	}
+	sort.SliceStable(corpus, func(i, j int) bool { return corpus[i].at < corpus[j].at })
+	r.Corpus = len(corpus)
+	// replay covers the seeds and the first n entries found
+	replay := func(n int, profile string) ([4]int, error) {
+		restore(seedDir, seeds)
+		defer restore(seedDir, seeds)
+		os.MkdirAll(seedDir, 0o755)
+		for _, f := range corpus[:n] {
+			if err := os.WriteFile(filepath.Join(seedDir, f.name), f.data, 0o644); err != nil {
+				return [4]int{}, err
+			}
+		}
+		return engines.Replay(ctx, dir, env, "./"+t.Pkg, t.Name, coverPkg, profile, log)
+	}
+	st, err := replay(len(corpus), prof+".cover")
 	if err != nil {
 		r.Err = fmt.Sprintf("coverage: %v (replay output in %s)", err, r.Log)
 		return
 	}
 	r.Stmts, r.TotalStmts, r.Blocks, r.TotalBlocks = st[0], st[1], st[2], st[3]
+
+	seedsKey := t.id() + " " + r.Go
+	prevN, prevStmts := -1, 0
+	for _, cp := range checkpoints {
+		n := len(corpus)
+		if cp < 1 {
+			n = sort.Search(len(corpus), func(i int) bool { return corpus[i].at > cp*c.fuzztime.Seconds() })
+		}
+		stmts, ok := 0, false
+		switch {
+		case n == prevN:
+			stmts, ok = prevStmts, true
+		case n == len(corpus):
+			stmts, ok = r.Stmts, true
+		case n == 0:
+			stmts, ok = c.seedStmts[seedsKey]
+		}
+		if !ok {
+			st, err := replay(n, filepath.Join(c.tmp, "checkpoint.cover"))
+			if err != nil {
+				r.Err = fmt.Sprintf("coverage at %g of -fuzztime: %v (replay output in %s)", cp, err, r.Log)
+				r.Curve = nil
+				return
+			}
+			stmts = st[0]
+			if n == 0 {
+				c.seedStmts[seedsKey] = stmts
+			}
+		}
+		r.Curve = append(r.Curve, stmts)
+		prevN, prevStmts = n, stmts
+	}
 }
 
 // coverPkg is what the replay counts: the packages of the target's module its
@@ -533,128 +750,6 @@ func rate(r result) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f", float64(r.Execs)/r.Fuzzed)
-}
-
-// report is the markdown table and its notes.
-func report(c *config, ts []target, versions []string, rs []result, took time.Duration) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Compatibility: real projects' own fuzz targets, fuzzls vs go test -fuzz\n\n")
-	load, _ := os.ReadFile("/proc/loadavg")
-	lf := strings.Fields(string(load))
-	fmt.Fprintf(&b, "%s · %s · %s/%s · %d CPUs (load %s) · -fuzztime %s per target, engine and Go version · -parallel %d · %s in all\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), c.version, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
-		strings.Join(lf[:min(3, len(lf))], " "), c.fuzztime, c.parallel, took.Round(time.Second))
-	b.WriteString("Builds: ✓ or ✗ (the message is in the notes). Failures: how many fuzzls reported (it goes on after one) and go test's (it stops at its first), by kind. Statements: of the module's packages the test imports (std: the package), covered by a `go test -coverprofile` replay of the engine's corpus with the target's own seeds; ratio fuzzls/go test.\n\n")
-	b.WriteString("| target | module | kind | Go | builds fuzzls | builds go test | execs/s fuzzls | execs/s go test | failures fuzzls | failures go test | statements | fuzzls | go test | ratio |\n")
-	b.WriteString("| --- | --- | --- | --- | :-: | :-: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |\n")
-	by := map[string]result{}
-	for _, r := range rs {
-		by[r.Target+" "+r.Go+" "+r.Engine] = r
-	}
-	var notes []string
-	var broken []string // targets go test fuzzes and fuzzls does not
-	for _, t := range ts {
-		for _, v := range versions {
-			f, fok := by[t.id()+" "+v+" fuzzls"]
-			n, nok := by[t.id()+" "+v+" native"]
-			if !fok && !nok {
-				continue
-			}
-			mod := f.Module
-			if f.Skipped != "" {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | skipped: %s |||||||||\n", t.Name+" ("+t.Pkg+")", mod, t.Kind, v, f.Skipped)
-				continue
-			}
-			ratio := "—"
-			if n.Stmts > 0 && f.Built {
-				ratio = fmt.Sprintf("%.2f×", float64(f.Stmts)/float64(n.Stmts))
-			}
-			total := max(f.TotalStmts, n.TotalStmts)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				t.Name+" ("+t.Pkg+")", mod, t.Kind, v, mark(f.Built), mark(n.Built), cell(f, rate(f)), cell(n, rate(n)),
-				failures(f), failures(n), count(total), cell(f, count(f.Stmts)), cell(n, count(n.Stmts)), ratio)
-			if n.Built && !f.Built {
-				broken = append(broken, fmt.Sprintf("%s on %s: %s", t.id(), v, f.Err))
-			}
-			for _, r := range []result{f, n} {
-				eng := map[string]string{"fuzzls": "fuzzls", "native": "go test"}[r.Engine]
-				if r.Err != "" {
-					notes = append(notes, fmt.Sprintf("%s, %s, %s: %s", t.id(), v, eng, r.Err))
-				}
-				for _, fl := range r.Failures {
-					notes = append(notes, fmt.Sprintf("%s, %s, %s found: %s", t.id(), v, eng, strings.ReplaceAll(fl, "|", `\|`)))
-				}
-				if r.Baseline != "" && len(r.Failures) == 0 {
-					notes = append(notes, fmt.Sprintf("%s, %s, %s: the time ran out while it was gathering baseline coverage (%s seeds run): it never fuzzed", t.id(), v, eng, strings.TrimSuffix(r.Baseline, ",")))
-				}
-				if r.Flake != "" {
-					notes = append(notes, fmt.Sprintf("%s, %s, %s: %s", t.id(), v, eng, r.Flake))
-				}
-				for _, w := range r.Warnings {
-					notes = append(notes, fmt.Sprintf("%s, %s, fuzzls warned: %s", t.id(), v, w))
-				}
-			}
-		}
-	}
-	b.WriteString("\n## Every target go test fuzzes, fuzzls fuzzes\n\n")
-	if len(broken) == 0 {
-		b.WriteString("Holds for every target measured.\n")
-	}
-	for _, s := range broken {
-		fmt.Fprintf(&b, "- does not hold: %s\n", s)
-	}
-	if len(notes) > 0 {
-		b.WriteString("\n## Notes\n\n")
-		for _, s := range notes {
-			fmt.Fprintf(&b, "- %s\n", s)
-		}
-	}
-	return b.String()
-}
-
-func mark(ok bool) string {
-	if ok {
-		return "✓"
-	}
-	return "✗"
-}
-
-func cell(r result, s string) string {
-	if !r.Built {
-		return "—"
-	}
-	return s
-}
-
-func count(n int) string {
-	if n == 0 {
-		return "—"
-	}
-	return strconv.Itoa(n)
-}
-
-// failures is "none", or the count by kind ("2 panic, 1 hang").
-func failures(r result) string {
-	if !r.Built {
-		return "—"
-	}
-	if len(r.Failures) == 0 {
-		return "none"
-	}
-	kinds := map[string]int{}
-	var order []string
-	for _, f := range r.Failures {
-		k, _, _ := strings.Cut(f, ":")
-		if kinds[k] == 0 {
-			order = append(order, k)
-		}
-		kinds[k]++
-	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // hasTarget checks that t's package, in its copy at dir, declares t.
