@@ -58,6 +58,8 @@
 // not run again, and the table covers every recorded run of the chosen targets
 // and versions with this -fuzztime and -parallel; an interrupt loses at most the
 // run in progress. Without -resume, a state file already there is moved aside.
+// Each run records the fuzzls build that made it; the report says when the runs
+// it covers were made by more than one.
 //
 // The results go to -out (gitignored): compat-<time>.md, compat-<time>.json, the
 // state file, and each run's output in compat-<time>-logs/.
@@ -207,6 +209,7 @@ type result struct {
 	Go       string   `json:"go"`
 	FuzzTime string   `json:"fuzztime"` // -fuzztime, as the key of the run in the state file
 	Parallel int      `json:"parallel"`
+	Fuzzls   string   `json:"fuzzls"` // the fuzzls binary's version and tree: resumed runs may be another's
 	Built    bool     `json:"built"`
 	Skipped  string   `json:"skipped,omitempty"` // why this Go version could not be used
 	Failures []string `json:"failures,omitempty"`
@@ -300,7 +303,7 @@ func main() {
 						break
 					}
 					r := result{Run: engines.Run{Engine: eng, Target: t.id(), Trial: trial}, Module: t.Module + "@" + t.Version, Go: v,
-						FuzzTime: c.fuzztime.String(), Parallel: c.parallel}
+						FuzzTime: c.fuzztime.String(), Parallel: c.parallel, Fuzzls: c.version}
 					if t.Module == "std" {
 						r.Module = "std (" + v + ")"
 					}

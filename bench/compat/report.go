@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"runtime"
@@ -179,6 +180,19 @@ func report(c *config, ts []target, versions []string, rs []result, took time.Du
 	fmt.Fprintf(&b, "%s · %s · %s/%s · %d CPUs (load %s) · -fuzztime %s per target, engine, Go version and trial · up to %d trials · -parallel %d · %s in all (runs recorded before not counted)\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), c.version, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
 		strings.Join(lf[:min(3, len(lf))], " "), c.fuzztime, trials, c.parallel, took.Round(time.Second))
+	byVersion := map[string]int{}
+	for _, r := range rs {
+		if r.Engine == "fuzzls" {
+			byVersion[r.Fuzzls]++
+		}
+	}
+	if len(byVersion) > 1 {
+		b.WriteString("The fuzzls runs recorded were made by more than one build:")
+		for _, v := range slices.Sorted(maps.Keys(byVersion)) {
+			fmt.Fprintf(&b, " %s (%d runs);", v, byVersion[v])
+		}
+		b.WriteString(" the figures mix them.\n\n")
+	}
 	b.WriteString("Trials: runs of fuzzls / of go test. Builds: ✓ or ✗ (the message is in the notes). Execs/s per worker: the median over the runs. Failures: how many fuzzls reported (it goes on after one) and go test's (it stops at its first), by kind. Statements: of the module's packages the test imports (std: the package), covered by a `go test -coverprofile` replay of the engine's corpus with the target's own seeds; the median over the runs, the ratio of the medians, Mann-Whitney U's two-sided p and Vargha-Delaney's A12 (the probability that a fuzzls run covers more than a go test run; ties count a half). Reached: the earliest fraction of -fuzztime at which fuzzls's median covers go test's final median (entries replayed by when their files were written).\n\n")
 	b.WriteString("| target | module | kind | Go | trials | builds fuzzls | builds go test | execs/s/worker fuzzls | execs/s/worker go test | ratio | failures fuzzls | failures go test | statements | fuzzls | go test | ratio | p | A12 | fuzzls reached go test's final |\n")
 	b.WriteString("| --- | --- | --- | --- | :-: | :-: | :-: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
@@ -270,9 +284,9 @@ func report(c *config, ts []target, versions []string, rs []result, took time.Du
 			if r.Flake != "" {
 				notes = append(notes, fmt.Sprintf("%s: %s", at, r.Flake))
 			}
-			if r.Engine == "fuzzls" {
-				for _, wn := range r.Warnings {
-					notes = append(notes, fmt.Sprintf("%s warned: %s", at, wn))
+			for _, wn := range r.Warnings { // the build's: the same in every trial
+				if n := fmt.Sprintf("%s, %s, fuzzls warned: %s", t.id(), v, wn); !slices.Contains(notes, n) {
+					notes = append(notes, n)
 				}
 			}
 		}

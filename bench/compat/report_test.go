@@ -104,13 +104,19 @@ func TestReportSummary(t *testing.T) {
 		f.Execs = 4000
 		rs = append(rs, f, run("native", i+1, 40+i, 40+i, 40+i, 40+i, 40+i, 40+i))
 	}
+	rs[0].Fuzzls, rs[2].Fuzzls = "fuzzls v1", "fuzzls v2"
+	rs[0].Warnings, rs[2].Warnings = []string{"no hooks in p"}, []string{"no hooks in p"}
 	md := report(c, []target{a}, []string{"go1.26.8"}, rs, time.Minute)
+	if n := strings.Count(md, "warned: no hooks in p"); n != 1 {
+		t.Errorf("the build's warning is noted %d times, want once", n)
+	}
 	for _, want := range []string{
 		"| 5/5 | ✓ | ✓ | 200 | 50 | 4.00× | none | none | 100 | 52.0 | 42.0 | 1.24× | 0.00794 | 1.00 | ≤ 0.05 |",
 		"median 1.24×",
 		"ahead (p < 0.05, A12 > 0.71) on 1, significantly behind (p < 0.05, A12 < 0.29) on 0, neither on 0",
 		"at ≤ 0.05 of -fuzztime on the median row",
 		"min 4.00×, median 4.00× over 1 rows",
+		" (3 runs); fuzzls v1 (1 runs); fuzzls v2 (1 runs); the figures mix them",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
