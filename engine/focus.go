@@ -19,9 +19,11 @@ import (
 // coordinator then sends its workers a focus: the counters of the changed blocks
 // not reached yet and those of the reached blocks of the functions holding them
 // (the frontier). Workers give the entries that reach it more energy and run
-// comparison rounds on them first. The focus is cleared once every changed block
-// is reached, or after focusIdle without a changed block newly reached, so the
-// rest of the package is not starved.
+// comparison rounds on them first. Once every changed block is reached, the
+// focus narrows to the changed code itself: a line just changed is where a bug
+// just came in, and reaching it is not testing it (a division reached by every
+// entry fails on one divisor). The focus is cleared after focusIdle without a
+// changed block newly reached, so the rest of the package is not starved.
 
 // focusIdle is how long a focus lasts without a changed block newly reached.
 var focusIdle = 30 * time.Second
@@ -346,8 +348,9 @@ func sameTexts(a, b map[string]map[string]int) bool {
 // frontier returns the focus to send the workers, by the coverage cov: nil
 // when there is none. Its frontier is the unreached changed blocks and the
 // reached blocks of their functions; nearer are the reached changed blocks of
-// those functions and the comparison sites on changed lines; farther, the
-// reached blocks of the functions calling them.
+// those functions (of every function once all are reached) and the comparison
+// sites on changed lines; farther, the reached blocks of the functions calling
+// them.
 func (f *focusState) frontier(cov *coverageMap) *fuzzrt.Focus {
 	f.mu.Lock()
 	active, changed, funcs, callers, sites, siteCov := f.active, f.changed, f.funcs, f.callers, f.sites, f.siteCov
@@ -372,7 +375,12 @@ func (f *focusState) frontier(cov *coverageMap) *fuzzrt.Focus {
 	for _, c := range siteCov {
 		add(&focus.Near, c)
 	}
+	all := cov.countReached(changed) == len(changed)
 	for k, c := range changed {
+		if all {
+			add(&focus.Near, c)
+			continue
+		}
 		if reached(c) {
 			continue
 		}
@@ -414,12 +422,12 @@ func (f *focusState) changedReached(cov *coverageMap) int {
 }
 
 // update is called when coverage grew (newly: whether a changed block was
-// newly reached) and on each tick: it clears the focus once every changed
-// block is reached or none was for focusIdle, and returns what to send the
-// workers (nil: nothing; an empty Focus: it was just cleared).
+// newly reached) and on each tick: it clears the focus once no changed block
+// was newly reached for focusIdle, and returns what to send the workers (nil:
+// nothing; an empty Focus: it was just cleared).
 func (f *focusState) update(newly bool, cov *coverageMap) *fuzzrt.Focus {
 	f.mu.Lock()
-	active, changed := f.active, f.changed
+	active := f.active
 	if active && newly {
 		f.gained = time.Now()
 	}
@@ -428,7 +436,7 @@ func (f *focusState) update(newly bool, cov *coverageMap) *fuzzrt.Focus {
 	if !active {
 		return nil
 	}
-	if idle || cov.countReached(changed) == len(changed) {
+	if idle {
 		f.mu.Lock()
 		f.active = false
 		f.mu.Unlock()

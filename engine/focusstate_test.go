@@ -10,7 +10,8 @@ import (
 // TestFocusState: after an edit the changed blocks are those the previous
 // build did not have; the focus sent is the unreached changed blocks with the
 // reached blocks of their function (and their callers farther), nothing new on
-// a tick, and empty once every changed block is reached; building the same
+// a tick, and the changed code alone (nearer) once every changed block is
+// reached, until focusIdle (TestFocusStateIdle); building the same
 // code again keeps the changed blocks; with NoFocus they are counted, not
 // sent. Blocks come from the real rewriter on a file, no build.
 func TestFocusState(t *testing.T) {
@@ -65,11 +66,17 @@ func TestFocusState(t *testing.T) {
 	if _, newly := cov.merge(reach); !newly {
 		t.Fatal("reaching the changed blocks is not newly reaching them")
 	}
-	if got := f.update(true, &cov); got == nil || len(got.Counters)+len(got.Near)+len(got.Callers) != 0 {
-		t.Errorf("every changed block reached: sent %+v, want an empty focus", got)
+	got := f.update(true, &cov)
+	if got == nil || len(got.Counters) != 0 {
+		t.Fatalf("every changed block reached: sent %+v, want the changed code nearer and no frontier", got)
 	}
-	if got := f.update(false, &cov); got != nil || f.frontier(&cov) != nil {
-		t.Errorf("a cleared focus sent %+v", got)
+	for _, c := range changed {
+		if !slices.Contains(got.Near, uint32(c)) {
+			t.Errorf("every changed block reached: changed block %d is not nearer %v: the focus must stay on the changed code", c, got.Near)
+		}
+	}
+	if got := f.update(false, &cov); got != nil || f.frontier(&cov) == nil {
+		t.Errorf("a tick with every changed block reached sent %+v, or the focus for new workers is gone", got)
 	}
 
 	f.set(v2, len(v2.Blocks)) // the same code built again
