@@ -380,12 +380,20 @@ func (w *worker) cmpExplore(vals []any, depth int, budget *int) {
 		return
 	}
 	w.rt.cmp.intn = w.mut.Intn
+	// A candidate is held to the mutations' bound: a string operand written in
+	// place of a shorter one, or beside the input when not found in it, would
+	// otherwise let an input double round after round (one that compares the
+	// input with its own text), and every execution of it grow slower.
+	limit := max(w.maxLen, longestValue(vals))
 	w.rt.cmp.candidates(vals, func(tok []byte) {
 		if w.tokens < 1024 {
 			w.tokens++
 			w.mut.AddLearned(tok)
 		}
 	}, func(cand []any) bool {
+		if longestValue(cand) > limit {
+			return true
+		}
 		*budget--
 		if depth == 0 {
 			w.cmpExplore(cand, 1, budget)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/bits"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,41 @@ func TestExecutedBeforeTheCall(t *testing.T) {
 	}
 	if !strings.Contains(crashIn, `[]byte("bug")`) {
 		t.Errorf("failing input sent as %q, want []byte(\"bug\")", crashIn)
+	}
+}
+
+// TestCmpCandidatesBounded: a target that compares its input with a longer text
+// made from it (here, the input twice) does not make comparison rounds grow the
+// input past the mutations' bound: each round would double it, and every
+// execution of it be slower (hcl's FuzzParseTemplate grew entries of 40 kB).
+func TestCmpCandidatesBounded(t *testing.T) {
+	mem, err := CreateMem(t.TempDir() + "/mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	counters := [][]uint8{make([]uint8, 32)}
+	rt := &runtimeState{counters: counters, total: 32, mem: mem, hasCmp: true}
+	rt.out = bufio.NewWriter(io.Discard)
+	hook := rt.cmp.hook(0)
+	longest := 0
+	fn := func(e corpusEntry) error {
+		s := e.Values[0].(string)
+		longest = max(longest, len(s))
+		counters[0][bits.Len(uint(len(s)))]++
+		hook(0, s, s+s)
+		return nil
+	}
+	w := &worker{rt: rt, fn: fn, seen: make([]uint8, 32), crashes: map[string]int{}, mut: NewMutator(1), maxLen: 64}
+	w.execute([]any{"abcd"}, true)
+	w.reweigh()
+	for range 50 {
+		w.cmpRound()
+	}
+	if longest > w.maxLen {
+		t.Errorf("comparison rounds executed an input of %d bytes; the bound is %d", longest, w.maxLen)
+	}
+	if len(w.corpus) < 4 {
+		t.Errorf("corpus of %d entries: the candidates within the bound were not kept", len(w.corpus))
 	}
 }
