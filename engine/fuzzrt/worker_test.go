@@ -252,3 +252,43 @@ func TestCmpCandidatesBounded(t *testing.T) {
 		t.Errorf("corpus of %d entries: the candidates within the bound were not kept", len(w.corpus))
 	}
 }
+
+// TestReweighDeferred: past eagerReweigh entries, a new entry does not reweigh
+// the whole corpus at once: it is picked at the average weight until the loop's
+// next reweigh, which comes once twenty times the last one's duration has passed.
+func TestReweighDeferred(t *testing.T) {
+	w := &worker{seen: make([]uint8, 2*eagerReweigh), mut: NewMutator(1)}
+	for i := range eagerReweigh {
+		w.addItem(corpusItem{vals: []any{"x"}, cov: []uint32{uint32(i)<<8 | 1}})
+	}
+	if w.stale {
+		t.Fatal("stale weights below eagerReweigh entries")
+	}
+	w.reweighTook = time.Hour
+	w.addItem(corpusItem{vals: []any{"new"}, cov: []uint32{uint32(eagerReweigh)<<8 | 1}})
+	n := len(w.corpus)
+	if !w.stale || len(w.cum) != n {
+		t.Fatalf("after one more entry: stale %v, %d weights for %d entries", w.stale, len(w.cum), n)
+	}
+	if got, want := w.corpus[n-1].weight, w.cum[n-2]/float64(n-1); got != want {
+		t.Errorf("provisional weight %v, want the average %v", got, want)
+	}
+	picked := false
+	for range 10 * n {
+		picked = picked || w.pick() == n-1
+	}
+	if !picked {
+		t.Error("the new entry is never picked")
+	}
+	if w.reweighDue() {
+		t.Error("reweigh due before twenty times its last duration")
+	}
+	w.reweighTook = 0
+	if !w.reweighDue() {
+		t.Fatal("reweigh not due")
+	}
+	w.reweigh()
+	if w.stale {
+		t.Error("still stale after reweigh")
+	}
+}
