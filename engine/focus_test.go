@@ -239,16 +239,23 @@ func TestFocusReachesEdit(t *testing.T) {
 		t.Fatalf("the new branch was not reached within %d executions", focusBudget)
 	}
 	t.Logf("the new branch reached after %d executions", execs)
-	// Undirected: a run that reaches it by chance gets a second one.
+	undirectedMisses(t, "the new branch reached", focusBudget, func() (int64, bool) { return focusRun(t, true, focusBudget) })
+}
+
+// undirectedMisses runs an undirected run (run) and fails the test when it
+// gets what the directed one got (what) within budget, twice: a run that gets
+// it by chance gets a second one.
+func undirectedMisses(t *testing.T, what string, budget int64, run func() (int64, bool)) {
+	t.Helper()
 	for try := 1; ; try++ {
-		execs, reached = focusRun(t, true, focusBudget)
-		if !reached {
-			t.Logf("undirected: not reached in %d executions", execs)
-			break
+		execs, got := run()
+		if !got {
+			t.Logf("undirected: not %s in %d executions", what, execs)
+			return
 		}
 		if try == 2 {
-			t.Errorf("undirected, the new branch was reached too, twice within %d executions (after %d): the edit needs no direction", focusBudget, execs)
-			break
+			t.Errorf("undirected, %s too, twice within %d executions (after %d): the edit needs no direction", what, budget, execs)
+			return
 		}
 	}
 }
@@ -258,47 +265,15 @@ func TestFocusReachesEdit(t *testing.T) {
 // budget.
 func focusRun(t *testing.T, noFocus bool, budget int64) (int64, bool) {
 	dir := t.TempDir()
-	for name, src := range map[string]string{"go.mod": "module example.com/p\n\ngo 1.22\n", "p.go": focusPkgV1, "p_test.go": focusPkgTest} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, Persistent: true, KeepFuzzing: true, MinimizeTime: time.Second,
-		NoFocus: noFocus, Seed: 1}, nil)
-	t.Cleanup(e.Close)
-	targets, err := e.Targets(t.Context(), dir, "./...")
-	if err != nil || len(targets) != 1 {
-		t.Fatalf("targets %v, %v", targets, err)
-	}
-	s := e.Start(targets[0])
+	s, st, base := editRun(t, dir, map[string]string{"p.go": focusPkgV1, "p_test.go": focusPkgTest}, "p.go", focusEdit(focusPkgV1), noFocus,
+		"every changed block reached, or the budget spent", func(st Stats, base int64) bool {
+			return st.ChangedReached == st.Changed || st.Execs-base > budget
+		})
 	defer s.Stop()
-	await := func(what string, cond func(Stats) bool) Stats {
-		t.Helper()
-		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if st := s.Stats(); s.State() == StateFuzzing && cond(st) {
-				return st
-			}
-		}
-		t.Fatalf("%s: not within 3 minutes (state %s, stats %+v)", what, s.State(), s.Stats())
-		return Stats{}
-	}
-	st := await("first build fuzzing", func(st Stats) bool { return st.Execs > 0 })
-	if st.Changed != 0 {
-		t.Errorf("first build: %d changed blocks, want 0", st.Changed)
-	}
-	file := filepath.Join(dir, "p.go")
-	if err := os.WriteFile(file, []byte(focusEdit(focusPkgV1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.Rebuild()
-	st = await("rebuilt", func(st Stats) bool { return st.Changed > 0 })
-	base := st.Execs
-	st = await("every changed block reached, or the budget spent", func(st Stats) bool {
-		return st.ChangedReached == st.Changed || st.Execs-base > budget
-	})
 	if st.ChangedReached < st.Changed {
 		return st.Execs - base, false
 	}
+	file := filepath.Join(dir, "p.go")
 	mark := markerLine(t, file, "MARK:new")
 	blocks, hit := s.Coverage()
 	found := false
@@ -316,4 +291,141 @@ func focusRun(t *testing.T, noFocus bool, budget int64) (int64, bool) {
 		t.Errorf("no changed, reached block at the new branch (line %d)", mark+1)
 	}
 	return st.Execs - base, st.Execs-base <= budget
+}
+
+// editRun writes files (module example.com/p) into dir and fuzzes its one
+// target with a fixed seed, directed or not; once it fuzzes, it writes edited
+// into file, rebuilds, and waits (3 minutes at most) for done, given the
+// executions at the rebuild. It returns the session (stopped at the test's
+// end at the latest), the stats that met done and those executions.
+func editRun(t *testing.T, dir string, files map[string]string, file, edited string, noFocus bool, what string, done func(st Stats, base int64) bool) (*Session, Stats, int64) {
+	t.Helper()
+	files["go.mod"] = "module example.com/p\n\ngo 1.22\n"
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := New(Options{CacheDir: t.TempDir(), Parallel: 1, Persistent: true, KeepFuzzing: true, MinimizeTime: time.Second,
+		NoFocus: noFocus, Seed: 1}, nil)
+	t.Cleanup(e.Close)
+	targets, err := e.Targets(t.Context(), dir, "./...")
+	if err != nil || len(targets) != 1 {
+		t.Fatalf("targets %v, %v", targets, err)
+	}
+	s := e.Start(targets[0])
+	t.Cleanup(s.Stop)
+	await := func(what string, cond func(Stats) bool) Stats {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if st := s.Stats(); s.State() == StateFuzzing && cond(st) {
+				return st
+			}
+		}
+		t.Fatalf("%s: not within 3 minutes (state %s, stats %+v)", what, s.State(), s.Stats())
+		return Stats{}
+	}
+	st := await("first build fuzzing", func(st Stats) bool { return st.Execs > 0 })
+	if st.Changed != 0 {
+		t.Errorf("first build: %d changed blocks, want 0", st.Changed)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Rebuild()
+	base := await("rebuilt", func(st Stats) bool { return st.Changed > 0 }).Execs
+	return s, await(what, func(st Stats) bool { return done(st, base) }), base
+}
+
+// focusDivV1 is a parser with a division every "GATE" input of 64 bytes or
+// more reaches, by a divisor 24 bits of which mix input bytes with the length:
+// harmless, until focusDivEdit divides by it. The input's bytes are rotated
+// first: the divisor's value put in their place (input-to-state from the 0 it
+// is compared with) is not the answer.
+const focusDivV1 = `package p
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+var sink uint32
+
+func Parse(data []byte) int {
+	n := 0
+	for i := 0; i < len(data) && i < 16; i++ {
+		switch {
+		case data[i] < 0x20:
+			n += 3
+		case data[i] < 0x40:
+			n *= 5
+		case data[i]%7 == 1:
+			n -= 1
+		}
+	}
+	if len(data) >= 64 && string(data[:4]) == "GATE" {
+		recent(data)
+	}
+	return n
+}
+
+func denom(data []byte) uint32 {
+	raw := bits.RotateLeft32(binary.LittleEndian.Uint32(data[40:44]), 7)
+	return (raw^uint32(len(data))*0x9e3779b9)&0xffffff ^ 0x4e1b2c
+}
+
+func recent(data []byte) {
+	sink ^= denom(data) + 1 // MARK:div
+}
+`
+
+func focusDivEdit(src string) string {
+	return strings.Replace(src, "sink ^= denom(data) + 1", "sink ^= 0x12345678 / denom(data)", 1)
+}
+
+const focusDivTest = `package p
+
+import "testing"
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("GATE and sixty bytes or more of text after it, well past forty."))
+	f.Fuzz(func(t *testing.T, data []byte) { Parse(data) })
+}
+`
+
+// focusDivBudget is the executions after the edit's rebuild within which the
+// directed session must divide by zero and the undirected one must not.
+const focusDivBudget = 30_000
+
+// TestFocusClimbsDivisor: an edit turns a line every "GATE" entry reaches into
+// a division whose divisor is zero for one value of 24 bits mixed from input
+// bytes and the length. Every changed block is reached at once; the focus
+// stays on the changed code, the division's hook compares the divisor with 0
+// on a changed line, and climbing its bits divides by zero within a small
+// budget; undirected, with the same seed, the crash is not found within it.
+func TestFocusClimbsDivisor(t *testing.T) {
+	execs, crashed := focusDivRun(t, false)
+	if !crashed {
+		t.Fatalf("directed: no division by zero within %d executions", focusDivBudget)
+	}
+	t.Logf("directed: division by zero after %d executions", execs)
+	undirectedMisses(t, "divided by zero", focusDivBudget, func() (int64, bool) { return focusDivRun(t, true) })
+}
+
+func focusDivRun(t *testing.T, noFocus bool) (int64, bool) {
+	s, st, base := editRun(t, t.TempDir(), map[string]string{"p.go": focusDivV1, "p_test.go": focusDivTest}, "p.go", focusDivEdit(focusDivV1), noFocus,
+		"a crash, or the budget spent", func(st Stats, base int64) bool {
+			return st.Crashes > 0 || st.Execs-base > focusDivBudget
+		})
+	defer s.Stop()
+	if st.ChangedReached != st.Changed {
+		t.Errorf("changed blocks reached %d of %d, want all: the seed reaches the edit", st.ChangedReached, st.Changed)
+	}
+	if st.Crashes == 0 {
+		return st.Execs - base, false
+	}
+	if c := s.Crashes()[0]; !strings.Contains(c.Message, "divide by zero") {
+		t.Errorf("the crash is %q, want the division by zero", c.Message)
+	}
+	return st.Execs - base, st.Execs-base <= focusDivBudget
 }

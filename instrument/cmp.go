@@ -20,6 +20,11 @@ package instrument
 //   - switch tag { case lit...: } (any typed tag) becomes
 //     switch FuzzlsSwitch_N(site, tag, lit...) { ...: the helper lists the
 //     literal cases and returns the tag.
+//   - With cmpOptions.Vars, the divisor of L / R and L % R (R typed, not a
+//     constant) becomes FuzzlsDiv_N(site, R), which reports R against 0 and
+//     returns it (SanitizerCoverage's trace-div): a divisor the input sets
+//     is driven to zero as a compared operand is, and a division on a
+//     changed line is a changed comparison (engine/focus.go).
 //
 // Nothing is rewritten in constant contexts (const declarations, array
 // lengths, case expressions of switches with a tag). Inserted text never
@@ -517,8 +522,12 @@ func (c *cmpState) known(e ast.Expr) string {
 	return typ
 }
 
-// binary rewrites a comparison L op R.
+// binary rewrites a comparison L op R, or the divisor of a division.
 func (c *cmpState) binary(n *ast.BinaryExpr) {
+	if n.Op == token.QUO || n.Op == token.REM {
+		c.division(n)
+		return
+	}
 	helper, ok := cmpHelpers[n.Op]
 	if !ok || c.trueShadowed || c.shadow["true"] {
 		return
@@ -580,6 +589,23 @@ func (c *cmpState) binary(n *ast.BinaryExpr) {
 		c.wrap(y, convY+"(", ")")
 	}
 	r.inserts = append(r.inserts, insertion{off: r.offset(y.End()), prio: prioCmpClose, order: -seq, text: ") == true"})
+}
+
+// division hooks the divisor of n, a division or remainder, when it is typed
+// and not a constant (as far as the syntax tells: a typed constant's division
+// by zero the compiler reports, and an untyped one would take the helper's
+// default type). Like two typed operands it is a guess, and its line is
+// retried without it when the compiler rejects the call.
+func (c *cmpState) division(n *ast.BinaryExpr) {
+	line := c.r.fset.Position(n.OpPos).Line
+	if !c.opts.Vars || c.loopCond > 0 || c.opts.NoVarLines[line] || c.untyped(n.Y) || c.literal(n.X) && c.literal(n.Y) {
+		return
+	}
+	if c.opts.VarLines != nil {
+		c.opts.VarLines[line] = true
+	}
+	site := c.newSite(n.OpPos, -1)
+	c.wrap(n.Y, c.name("Div")+"("+strconv.Itoa(site)+", ", ")")
 }
 
 // varOperands reports whether cmpOptions.Vars hooks n, a comparison of two
@@ -730,7 +756,8 @@ func (c *cmpState) decls(b *bytes.Buffer) {
 	fmt.Fprintf(b, "var %s = new(bool)\n", on)
 	fmt.Fprintf(b, "var %s = func(site int, a, b any) {}\n", hook)
 	ord := c.name("Ord")
-	fmt.Fprintf(b, "type %s interface {\n\t~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr | ~float32 | ~float64 | ~string\n}\n", ord)
+	const ordered = "~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr | ~float32 | ~float64 | ~string"
+	fmt.Fprintf(b, "type %s interface {\n\t%s\n}\n", ord, ordered)
 	for _, h := range []struct{ name, constraint, op string }{
 		{"Eq", "comparable", "=="}, {"Ne", "comparable", "!="},
 		{"Lt", ord, "<"}, {"Le", ord, "<="}, {"Gt", ord, ">"}, {"Ge", ord, ">="},
@@ -738,6 +765,8 @@ func (c *cmpState) decls(b *bytes.Buffer) {
 		fmt.Fprintf(b, "func %s[T %s](site int, a, b T) bool {\n\t%s[site]++\n\tif *%s {\n\t\t%s(site, a, b)\n\t}\n\treturn a %s b\n}\n",
 			c.name(h.name), h.constraint, cov, on, hook, h.op)
 	}
+	fmt.Fprintf(b, "func %s[T %s | ~complex64 | ~complex128](site int, y T) T {\n\t%s[site]++\n\tif *%s {\n\t\t%s(site, y, T(0))\n\t}\n\treturn y\n}\n",
+		c.name("Div"), strings.TrimSuffix(ordered, " | ~string"), cov, on, hook)
 	fmt.Fprintf(b, "func %s[T comparable](site int, x T, cases ...T) T {\n\t%s[site]++\n\tif *%s {\n\t\tfor i, c := range cases {\n\t\t\t%s(site+i, x, c)\n\t\t}\n\t}\n\treturn x\n}\n",
 		c.name("Switch"), cov, on, hook)
 	for _, w := range c.wrappers {

@@ -35,6 +35,34 @@ type cmpCase struct {
 
 var cmpCases = []cmpCase{
 	{
+		desc: "divisors (Vars)",
+		vars: true,
+		src: `package p
+
+type dur int64
+
+const half = 2
+
+func f(a, b uint32, d dur, x float64, n int) uint32 {
+	q := a / b
+	r := a % (b + 1)
+	_ = d / d
+	_ = x / x
+	_ = a / 2
+	_ = n / half
+	_ = n / (half + 1)
+	for i := 0; i < n/b2(n); i++ {
+	}
+	return q + r + 7/3
+}
+
+func b2(n int) int { return n }
+`,
+		sites: 4,
+		want:  []string{"q := a / FuzzlsDiv_", ", b)", ", (b + 1))", ", d)", ", x)"},
+		not:   []string{", 2)", ", half)", ", (half + 1))", ", b2(n))", ", 3)"},
+	},
+	{
 		desc: "two typed operands (Vars)",
 		vars: true,
 		src: `package p
@@ -696,6 +724,7 @@ var (
 	cmpHelperRE  = regexp.MustCompile(`^Fuzzls(Eq|Ne|Lt|Le|Gt|Ge)_\d+$`)
 	cmpWrapperRE = regexp.MustCompile(`^Fuzzls(Bytes|Strings)(\w+)_\d+$`)
 	cmpSwitchRE  = regexp.MustCompile(`^FuzzlsSwitch_\d+$`)
+	cmpDivRE     = regexp.MustCompile(`^FuzzlsDiv_\d+$`)
 )
 
 func cmpCallName(e ast.Expr, re *regexp.Regexp) (*ast.CallExpr, []string) {
@@ -776,6 +805,10 @@ func cmpItems(fset *token.FileSet, f *ast.File, n int) []cmpItem {
 				return false
 			case *ast.CallExpr:
 				if call, m := cmpCallName(n, cmpSwitchRE); m != nil && len(call.Args) >= 3 {
+					visit(call.Args[1])
+					return false
+				}
+				if call, m := cmpCallName(n, cmpDivRE); m != nil && len(call.Args) == 2 {
 					visit(call.Args[1])
 					return false
 				}
@@ -870,6 +903,8 @@ func checkCmpSites(t *testing.T, desc string, fset *token.FileSet, f *ast.File, 
 				if call, m := cmpCallName(n, cmpHelperRE); m != nil {
 					site(call, 1)
 				} else if call, m := cmpCallName(n, cmpWrapperRE); m != nil {
+					site(call, 1)
+				} else if call, m := cmpCallName(n, cmpDivRE); m != nil {
 					site(call, 1)
 				} else if call, m := cmpCallName(n, cmpSwitchRE); m != nil {
 					site(call, len(call.Args)-2)

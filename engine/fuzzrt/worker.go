@@ -79,7 +79,8 @@ type worker struct {
 	mix         hookMix // the user's hooks beside mut's own mutations
 	tokens      int     // dictionary tokens added so far
 	cmpRounds   int
-	maxLen      int // FuzzArgs.MaxLen, or the longest []byte or string of the initial corpus
+	climbing    climbState // climb.go
+	maxLen      int        // FuzzArgs.MaxLen, or the longest []byte or string of the initial corpus
 	types       []string
 	loaded      [][]any // initial entries received (Load) for the next Fuzz request
 
@@ -376,7 +377,8 @@ func (w *worker) pick() int {
 // Every other round records a freshly mutated input instead: a mutation that breaks
 // a checksum (or a length field) shows up as a comparison whose candidate repairs it.
 // While there is a focus, the entry is one that reaches its nearest part reached,
-// and the comparisons on changed lines are tried first (cmp.go).
+// the comparisons on changed lines are tried first (cmp.go), then climbed
+// (climb.go).
 func (w *worker) cmpRound() {
 	i := w.pick()
 	if len(w.focused) > 0 {
@@ -389,6 +391,9 @@ func (w *worker) cmpRound() {
 	}
 	budget := 64
 	w.cmpExplore(vals, 0, &budget)
+	if len(w.focused) > 0 {
+		w.climb(vals)
+	}
 	if len(w.rt.cmp.sum) > 0 && time.Since(w.lastCmps) >= time.Second {
 		w.lastCmps = time.Now()
 		w.rt.send(&Message{Cmps: w.rt.cmp.takeSums()})
