@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -43,7 +44,7 @@ var bucketBits = func() (t [256]uint8) {
 type corpusItem struct {
 	vals   []any
 	cov    []uint32
-	dur    time.Duration // how long one execution took when it was added
+	dur    time.Duration // what an execution costs: its own when it was added, then a moving average of its mutants'
 	weight float64
 }
 
@@ -66,6 +67,7 @@ type worker struct {
 	enc     []byte
 	execs   uint64
 	slowest time.Duration // the longest execution that returned
+	lastDur time.Duration // the last execution's
 
 	corpus      []corpusItem
 	cum         []float64 // cumulative weights of corpus, for picking (see reweigh)
@@ -267,10 +269,26 @@ func (w *worker) addItem(it corpusItem) {
 	w.stale = true
 }
 
-// reweighDue reports whether the weights are stale and the last reweigh was
-// long enough ago: twenty times what it took, so that it costs at most 5%.
+// reweighDue reports whether the weights are stale (entries added, or a second
+// of cost measurements since the last reweigh) and the last reweigh was long
+// enough ago: twenty times what it took, so that it costs at most 5%.
 func (w *worker) reweighDue() bool {
-	return w.stale && time.Since(w.reweighed) >= 20*w.reweighTook
+	since := time.Since(w.reweighed)
+	return (w.stale || since >= time.Second) && since >= 20*w.reweighTook
+}
+
+// noteCost folds the duration of the last execution, a mutant of entry i, into
+// the entry's cost.
+func (w *worker) noteCost(i int) {
+	if i >= len(w.corpus) {
+		return
+	}
+	it := &w.corpus[i]
+	if it.dur <= 0 {
+		it.dur = w.lastDur
+		return
+	}
+	it.dur += (w.lastDur - it.dur) / 8
 }
 
 // reweigh computes each entry's energy, an entropic-style score: entries that reach
@@ -282,17 +300,18 @@ func (w *worker) reweigh() {
 	defer func() {
 		w.stale, w.reweighed, w.reweighTook = false, time.Now(), time.Since(start)
 	}()
-	var total time.Duration
-	timed := 0
+	// The typical cost: the geometric mean, which a few very slow entries do not
+	// move much, unlike the arithmetic one.
+	logs, timed := 0.0, 0
 	for _, it := range w.corpus {
 		if it.dur > 0 {
-			total += it.dur
+			logs += math.Log(float64(it.dur))
 			timed++
 		}
 	}
-	var avg time.Duration
+	typical := 0.0
 	if timed > 0 {
-		avg = total / time.Duration(timed)
+		typical = math.Exp(logs / float64(timed))
 	}
 	if len(w.hits) != len(w.seen) {
 		w.hits = make([]int32, len(w.seen))
@@ -332,9 +351,13 @@ func (w *worker) reweigh() {
 		case size > 256:
 			sizeFactor = 0.5
 		}
+		// Picks in inverse proportion to cost, so that each entry's share of
+		// the time follows its energy rather than its picks: an lz4 frame
+		// declaring 4 MiB blocks costs a hundred times a small one, and with
+		// picks bounded to 8× apart those took most of the time.
 		speed := 1.0
-		if avg > 0 && it.dur > 0 {
-			speed = min(2, max(0.25, float64(avg)/float64(it.dur)))
+		if typical > 0 && it.dur > 0 {
+			speed = min(4, max(1.0/64, typical/float64(it.dur)))
 		}
 		it.weight = (0.1 + rare) * sizeFactor * speed
 		it.weight *= tierBoost[tier]
@@ -460,7 +483,8 @@ func (w *worker) loop() {
 			w.cmpRound()
 			continue
 		}
-		src := w.corpus[w.pick()].vals
+		si := w.pick()
+		src := w.corpus[si].vals
 		scratch = cloneInto(scratch, src)
 		if h := w.mix.pick(w.mut.Rand()); h != nil {
 			if !h.apply(scratch, w.mut.Rand(), w.types) {
@@ -470,7 +494,9 @@ func (w *worker) loop() {
 				continue
 			}
 			h.execs++
-			if w.execute(scratch, false) {
+			kept := w.execute(scratch, false)
+			w.noteCost(si)
+			if kept {
 				scratch = nil
 				h.finds++
 				w.sendHooks()
@@ -488,7 +514,9 @@ func (w *worker) loop() {
 		} else {
 			w.mut.Mutate(scratch, w.maxLen)
 		}
-		if w.execute(scratch, false) {
+		kept := w.execute(scratch, false)
+		w.noteCost(si)
+		if kept {
 			scratch = nil // kept by the corpus
 			w.mut.Promote()
 			w.mix.ownFinds++
@@ -535,6 +563,7 @@ func (w *worker) run(vals []any) (string, time.Duration) {
 	t0 := time.Now()
 	err := w.fn(corpusEntry{Values: vals})
 	dur := time.Since(t0)
+	w.lastDur = dur
 	w.rt.mem.SetFinished(w.execs)
 	if dur > w.slowest {
 		w.slowest = dur

@@ -292,3 +292,28 @@ func TestReweighDeferred(t *testing.T) {
 		t.Error("still stale after reweigh")
 	}
 }
+
+// TestReweighCost: an entry whose executions cost fifty times the others' is
+// picked about fifty times less often, so that it takes about the time of any
+// other (the bound is 64×; with an 8× bound lz4's frames declaring 4 MiB blocks
+// took most of the worker's time), and an entry's cost follows its mutants'.
+func TestReweighCost(t *testing.T) {
+	cov := []uint32{0<<8 | 1}
+	w := &worker{seen: make([]uint8, 1), mut: NewMutator(1)}
+	for range 9 {
+		w.corpus = append(w.corpus, corpusItem{vals: []any{"a"}, cov: cov, dur: 20 * time.Microsecond})
+	}
+	w.corpus = append(w.corpus, corpusItem{vals: []any{"b"}, cov: cov, dur: time.Millisecond})
+	w.reweigh()
+	if r := w.corpus[0].weight / w.corpus[9].weight; r < 40 || r > 60 {
+		t.Errorf("an entry 50× slower weighs %.1f× less, want about 50×", r)
+	}
+	// Its mutants run fast: its cost comes down to theirs.
+	for range 100 {
+		w.lastDur = 20 * time.Microsecond
+		w.noteCost(9)
+	}
+	if d := w.corpus[9].dur; d > 25*time.Microsecond {
+		t.Errorf("cost after 100 mutants of 20µs: %v", d)
+	}
+}
