@@ -3,6 +3,8 @@ package engine
 import (
 	"slices"
 	"testing"
+
+	"fuzzls.dev/fuzzls/instrument"
 )
 
 // TestCoverageMap: a build's coverage starts empty; a worker's baseline counts
@@ -11,8 +13,9 @@ import (
 // block, and ignores counters past the build's.
 func TestCoverageMap(t *testing.T) {
 	var m coverageMap
-	blocks := []Block{{File: "a.go", StartLine: 1}, {File: "a.go", StartLine: 2, Changed: true}, {File: "a.go", StartLine: 3}}
-	m.reset(blocks, len(blocks)+2) // two comparison sites
+	bin := &instrument.Binary{Files: []string{"a.go"}, CmpCounters: 2, // two comparison sites
+		Blocks: []instrument.Block{{CoverBlock: instrument.CoverBlock{StartLine: 1}}, {CoverBlock: instrument.CoverBlock{StartLine: 2}}, {CoverBlock: instrument.CoverBlock{StartLine: 3}}}}
+	m.reset(bin, []int{1})
 	if c, n := m.counts(); c != 0 || n != 3 {
 		t.Fatalf("new build: %d of %d reached, want 0 of 3", c, n)
 	}
@@ -38,7 +41,7 @@ func TestCoverageMap(t *testing.T) {
 		t.Errorf("%d of %d blocks reached, want 2 of 3", c, n)
 	}
 	got, hit := m.snapshot()
-	if !slices.Equal(hit, []bool{true, true, false}) || len(got) != 3 || !got[1].Changed {
+	if !slices.Equal(hit, []bool{true, true, false}) || len(got) != 3 || !got[1].Changed || got[0].Changed || got[2].File != "a.go" || got[2].StartLine != 3 {
 		t.Errorf("snapshot %v %v", got, hit)
 	}
 	got[0].File = "changed by the caller"
@@ -48,7 +51,7 @@ func TestCoverageMap(t *testing.T) {
 	if n := m.countReached([]int{1, 2, 4, 99, -1}); n != 2 {
 		t.Errorf("countReached = %d, want 2 (block 1 and site 4)", n)
 	}
-	m.reset(blocks[:2], 2)
+	m.reset(&instrument.Binary{Files: bin.Files, Blocks: bin.Blocks[:2]}, nil)
 	if c, n := m.counts(); c != 0 || n != 2 || slices.Contains(m.hit(), true) {
 		t.Errorf("after reset: %d of %d, hit %v", c, n, m.hit())
 	}

@@ -7,8 +7,10 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"fuzzls.dev/fuzzls/instrument"
 	"fuzzls.dev/fuzzls/protocol"
@@ -24,7 +26,43 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[*Session]bool
 	buildMu  sync.Mutex
-	sched    *scheduler
+	// built is the last build of each test binary (by its Path), while a
+	// session holds it: the next build of it shares its blocks (under buildMu).
+	built map[string]weak.Pointer[instrument.Binary]
+	sched *scheduler
+	// texts are the text sets of each test binary's last build (by its
+	// Path), while a session holds them (under mu).
+	texts map[string]weak.Pointer[textSets]
+}
+
+// shareBuild makes bin share what it has in common with the last build of the
+// same test binary that a session still holds (another target of the package, or
+// the same code again), and makes it the one the next build shares. Called
+// under buildMu.
+func (e *Engine) shareBuild(bin *instrument.Binary) {
+	if e.built == nil {
+		e.built = map[string]weak.Pointer[instrument.Binary]{}
+	}
+	if prev := e.built[bin.Path].Value(); prev != nil {
+		bin.ShareWith(prev)
+	}
+	e.built[bin.Path] = weak.Make(bin)
+}
+
+// shareTexts returns the text sets of the last build of the test binary at
+// path that a session still holds if they are t's, and makes t the ones the
+// next build shares otherwise.
+func (e *Engine) shareTexts(path string, t *textSets) *textSets {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.texts == nil {
+		e.texts = map[string]weak.Pointer[textSets]{}
+	}
+	if prev := e.texts[path].Value(); prev != nil && slices.Equal(prev.blocks, t.blocks) && slices.Equal(prev.sites, t.sites) {
+		return prev
+	}
+	e.texts[path] = weak.Make(t)
+	return t
 }
 
 // New returns an Engine that reports to observe (called from engine goroutines; it

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"hash/maphash"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,28 +43,56 @@ type focusState struct {
 	firstLines *ChangedLines // Options.Focus: the first build's changed lines
 	noFocus    bool          // Options.NoFocus: count the changed blocks, do not direct fuzzing at them
 
-	mu        sync.Mutex
-	texts     map[string]map[string]int // the previous build's block texts, per file (a multiset)
-	siteLines map[string]map[string]int // the previous build's comparison sites' lines, per file (a multiset)
-	changed   []int                     // block indices of the changed blocks
-	funcs     [][]int                   // per changed block: the blocks of its function
-	callers   []int                     // the blocks of the functions calling those (functionBlocks)
-	sites     []uint32                  // the comparison sites on changed lines
-	siteCov   []int                     // the counters of those sites (len(blocks)+CmpSite.Counter)
-	active    bool                      // a focus is sent to the workers
-	gained    time.Time                 // when a changed block was last newly reached (or the focus set)
+	// share returns a build's text sets as another session of the same build
+	// holds them, when it does (Engine.shareTexts); nil: not shared.
+	share func(path string, t *textSets) *textSets
+
+	mu      sync.Mutex
+	texts   *textSets // the previous build's; nil before the first
+	changed []int     // block indices of the changed blocks
+	funcs   [][]int   // per changed block: the blocks of its function
+	callers []int     // the blocks of the functions calling those (functionBlocks)
+	sites   []uint32  // the comparison sites on changed lines
+	siteCov []int     // the counters of those sites (len(blocks)+CmpSite.Counter)
+	active  bool      // a focus is sent to the workers
+	gained  time.Time // when a changed block was last newly reached (or the focus set)
 }
 
-// buildTexts is the source text of a build's blocks and comparison sites.
+// buildTexts is the source text of a build's blocks and comparison sites, each
+// as a key: a hash of its file's name and the text. A session keeps a build's
+// key sets until the next build, for every file the build instruments (a
+// dependency's too): the texts themselves would cost as much as the sources.
 type buildTexts struct {
-	blocks    []string                  // block i's text ("" when its file cannot be read)
-	blockSet  map[string]map[string]int // the blocks' texts, a multiset per file
-	sites     []string                  // the text of site i's line
-	siteLines map[string]map[string]int // the sites' lines, a multiset per file (one per site)
+	blocks []uint64 // block i's key (its text "" when its file cannot be read)
+	sites  []uint64 // the key of site i's line
+	sets   *textSets
+}
+
+// textSets are a build's keys as multisets: what the next build is compared
+// with. They are never modified, so that sessions of one build share them.
+type textSets struct {
+	blocks textSet // the blocks' keys
+	sites  textSet // the sites' lines' keys (one per site)
+}
+
+// textSet is a multiset of text keys, sorted.
+type textSet []uint64
+
+// textSeed seeds the text keys: they are compared only within the process.
+var textSeed = maphash.MakeSeed()
+
+// textKey is the key of text in file.
+func textKey(file string, text []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(textSeed)
+	h.WriteString(file)
+	h.WriteByte(0)
+	h.Write(text)
+	return h.Sum64()
 }
 
 // readTexts reads each block's source text and each comparison site's line from
-// their files.
+// their files and returns their keys.
 func readTexts(bin *instrument.Binary) buildTexts {
 	srcs := make([][]byte, len(bin.Files))
 	starts := make([][]int, len(bin.Files)) // offsets of each line's start
@@ -72,32 +102,30 @@ func readTexts(bin *instrument.Binary) buildTexts {
 			starts[fi] = lineStarts(srcs[fi])
 		}
 	}
-	add := func(set map[string]map[string]int, f, t string) {
-		if set[f] == nil {
-			set[f] = map[string]int{}
-		}
-		set[f][t]++
-	}
-	bt := buildTexts{blocks: make([]string, len(bin.Blocks)), blockSet: map[string]map[string]int{},
-		sites: make([]string, len(bin.CmpSites)), siteLines: map[string]map[string]int{}}
+	bt := buildTexts{blocks: make([]uint64, len(bin.Blocks)), sites: make([]uint64, len(bin.CmpSites))}
 	for i, b := range bin.Blocks {
 		read(b.File)
-		bt.blocks[i] = sliceBlock(srcs[b.File], starts[b.File], b.CoverBlock)
-		add(bt.blockSet, bin.Files[b.File], bt.blocks[i])
+		bt.blocks[i] = textKey(bin.Files[b.File], sliceBlock(srcs[b.File], starts[b.File], b.CoverBlock))
 	}
 	for i, cs := range bin.CmpSites {
 		read(cs.File)
 		line := sliceBlock(srcs[cs.File], starts[cs.File], instrument.CoverBlock{StartLine: cs.Line, StartCol: 1, EndLine: cs.Line + 1, EndCol: 1})
-		bt.sites[i] = strings.TrimSpace(line)
-		add(bt.siteLines, bin.Files[cs.File], bt.sites[i])
+		bt.sites[i] = textKey(bin.Files[cs.File], bytes.TrimSpace(line))
 	}
+	bt.sets = &textSets{blocks: newTextSet(bt.blocks), sites: newTextSet(bt.sites)}
 	return bt
 }
 
+func newTextSet(keys []uint64) textSet {
+	set := append(make(textSet, 0, len(keys)), keys...)
+	slices.Sort(set)
+	return set
+}
+
 // blockTexts is readTexts' blocks.
-func blockTexts(bin *instrument.Binary) (texts []string, set map[string]map[string]int) {
+func blockTexts(bin *instrument.Binary) (keys []uint64, set textSet) {
 	bt := readTexts(bin)
-	return bt.blocks, bt.blockSet
+	return bt.blocks, bt.sets.blocks
 }
 
 func lineStarts(src []byte) []int {
@@ -111,7 +139,7 @@ func lineStarts(src []byte) []int {
 }
 
 // sliceBlock is the text of b in src (1-based lines, 1-based byte columns).
-func sliceBlock(src []byte, starts []int, b instrument.CoverBlock) string {
+func sliceBlock(src []byte, starts []int, b instrument.CoverBlock) []byte {
 	offset := func(line, col int) int {
 		if line < 1 || line > len(starts) {
 			return -1
@@ -123,48 +151,45 @@ func sliceBlock(src []byte, starts []int, b instrument.CoverBlock) string {
 		end = len(src)
 	}
 	if start < 0 || end < start {
-		return ""
+		return nil
 	}
-	return string(src[start:end])
+	return src[start:end]
 }
 
 // changedBlocks lists the blocks of bin whose text is not in prev (the previous
 // build's multiset, consumed as it matches: a block moved is not changed, one
 // copied is), and those overlapping lines (absolute file → line ranges, from a
 // diff) when given.
-func changedBlocks(bin *instrument.Binary, texts []string, prev map[string]map[string]int, lines map[string][]LineRange) []int {
-	return changedItems(len(bin.Blocks), func(i int) (string, string, int, int) {
+func changedBlocks(bin *instrument.Binary, keys []uint64, prev textSet, lines map[string][]LineRange) []int {
+	return changedItems(len(bin.Blocks), func(i int) (string, uint64, int, int) {
 		b := bin.Blocks[i]
-		return bin.Files[b.File], texts[i], b.StartLine, b.EndLine
+		return bin.Files[b.File], keys[i], b.StartLine, b.EndLine
 	}, prev, lines)
 }
 
 // changedSites lists the comparison sites of bin whose line's text is not in prev
 // (the previous build's sites' lines), and those on lines when given.
-func changedSites(bin *instrument.Binary, texts []string, prev map[string]map[string]int, lines map[string][]LineRange) []int {
-	return changedItems(len(bin.CmpSites), func(i int) (string, string, int, int) {
+func changedSites(bin *instrument.Binary, keys []uint64, prev textSet, lines map[string][]LineRange) []int {
+	return changedItems(len(bin.CmpSites), func(i int) (string, uint64, int, int) {
 		cs := bin.CmpSites[i]
-		return bin.Files[cs.File], texts[i], cs.Line, cs.Line
+		return bin.Files[cs.File], keys[i], cs.Line, cs.Line
 	}, prev, lines)
 }
 
-// changedItems lists the items (of n) whose text is not in prev, a multiset per
-// file consumed as it matches, or whose lines overlap lines.
-func changedItems(n int, item func(i int) (file, text string, start, end int), prev map[string]map[string]int, lines map[string][]LineRange) []int {
-	left := map[string]map[string]int{}
-	for f, m := range prev {
-		left[f] = map[string]int{}
-		for t, n := range m {
-			left[f][t] = n
-		}
+// changedItems lists the items (of n) whose key is not in prev, a multiset
+// consumed as it matches, or whose lines overlap lines.
+func changedItems(n int, item func(i int) (file string, key uint64, start, end int), prev textSet, lines map[string][]LineRange) []int {
+	left := make(map[uint64]int, len(prev))
+	for _, k := range prev {
+		left[k]++
 	}
 	var out []int
 	for i := range n {
-		f, text, start, end := item(i)
+		f, key, start, end := item(i)
 		changed := false
 		if prev != nil {
-			if left[f][text] > 0 {
-				left[f][text]--
+			if left[key] > 0 {
+				left[key]--
 			} else {
 				changed = true
 			}
@@ -298,8 +323,14 @@ func functionBlocks(bin *instrument.Binary, changed []int) (funcs [][]int, calle
 // number of blocks.
 func (f *focusState) set(bin *instrument.Binary, prevBlocks int) {
 	bt := readTexts(bin)
+	if f.share != nil {
+		bt.sets = f.share(bin.Path, bt.sets)
+	}
 	f.mu.Lock()
-	prev, prevLines := f.texts, f.siteLines
+	var prev, prevLines textSet // nil before the first build
+	if f.texts != nil {
+		prev, prevLines = f.texts.blocks, f.texts.sites
+	}
 	f.mu.Unlock()
 	var lines map[string][]LineRange
 	if prev == nil && f.firstLines != nil {
@@ -317,32 +348,15 @@ func (f *focusState) set(bin *instrument.Binary, prevBlocks int) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(changed) == 0 && prev != nil && len(bin.Blocks) == prevBlocks && sameTexts(bt.blockSet, prev) {
+	if len(changed) == 0 && prev != nil && len(bin.Blocks) == prevBlocks && slices.Equal(bt.sets.blocks, prev) {
 		// The same code built again (a save that changed nothing, or a second
 		// event of one save): the changed blocks stay what the last edit made them.
 		f.gained = time.Now()
 		return
 	}
-	f.texts, f.siteLines = bt.blockSet, bt.siteLines
+	f.texts = bt.sets
 	f.changed, f.funcs, f.callers, f.sites, f.siteCov = changed, funcs, callers, sites, siteCov
 	f.active, f.gained = len(changed) > 0 && !f.noFocus, time.Now()
-}
-
-func sameTexts(a, b map[string]map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for f, m := range a {
-		if len(m) != len(b[f]) {
-			return false
-		}
-		for t, n := range m {
-			if b[f][t] != n {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // frontier returns the focus to send the workers, by the coverage cov: nil

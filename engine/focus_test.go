@@ -99,7 +99,7 @@ func TestChangedBlocks(t *testing.T) {
 	for _, c := range changed {
 		lines = append(lines, v2.Blocks[c].StartLine)
 		if b := v2.Blocks[c]; b.StartLine > mark+2 || b.EndLine < mark-1 {
-			t.Errorf("block %d (%d:%d-%d:%d, %q) is changed; the edit is at line %d", c, b.StartLine, b.StartCol, b.EndLine, b.EndCol, texts[c], mark)
+			t.Errorf("block %d (%d:%d-%d:%d, %q) is changed; the edit is at line %d", c, b.StartLine, b.StartCol, b.EndLine, b.EndCol, blockText(t, v2, c), mark)
 		}
 	}
 	if len(changed) == 0 {
@@ -108,7 +108,7 @@ func TestChangedBlocks(t *testing.T) {
 	// Those of A, which moved, are not; the new branch's body is.
 	body := false
 	for _, c := range changed {
-		body = body || strings.Contains(texts[c], "return 99")
+		body = body || strings.Contains(blockText(t, v2, c), "return 99")
 	}
 	if !body {
 		t.Errorf("the new branch's body is not among the changed blocks (starting at lines %v)", lines)
@@ -137,14 +137,25 @@ func TestChangedBlocks(t *testing.T) {
 		t.Errorf("a build against itself has changed blocks %v", c)
 	}
 	c := changedBlocks(v2, texts, nil, map[string][]LineRange{file: {{mark + 1, mark + 1}}})
-	if len(c) != 1 || !strings.Contains(texts[c[0]], "return 99") {
+	if len(c) != 1 || !strings.Contains(blockText(t, v2, c[0]), "return 99") {
 		t.Errorf("line %d marks blocks %v, want the one of `return 99`", mark+1, c)
 	}
 }
 
-func blockTextsSet(bin *instrument.Binary) map[string]map[string]int {
+func blockTextsSet(bin *instrument.Binary) textSet {
 	_, set := blockTexts(bin)
 	return set
+}
+
+// blockText is the source text of bin's block i.
+func blockText(t *testing.T, bin *instrument.Binary, i int) string {
+	t.Helper()
+	b := bin.Blocks[i]
+	src, err := os.ReadFile(bin.Files[b.File])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(sliceBlock(src, lineStarts(src), b.CoverBlock))
 }
 
 // focusPkgV1 reads "key value" lines after a header that it first matches

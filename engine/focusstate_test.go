@@ -30,14 +30,10 @@ func TestFocusState(t *testing.T) {
 		t.Fatal("no changed block after the edit")
 	}
 	var cov coverageMap
-	blocks := make([]Block, len(v2.Blocks))
-	for _, c := range changed {
-		blocks[c].Changed = true
-	}
-	cov.reset(blocks, len(blocks))
+	cov.reset(v2, changed)
 	// Reach every block but the changed ones.
 	var all []uint32
-	for i := range blocks {
+	for i := range v2.Blocks {
 		if !slices.Contains(changed, i) {
 			all = append(all, uint32(i)<<8|1)
 		}
@@ -102,7 +98,7 @@ func TestFocusStateIdle(t *testing.T) {
 	v2 := blocksOf(t, file, focusV2)
 	f.set(v2, len(v1.Blocks))
 	var cov coverageMap
-	cov.reset(make([]Block, len(v2.Blocks)), len(v2.Blocks))
+	cov.reset(v2, nil)
 	f.mu.Lock()
 	f.gained = time.Now().Add(-focusIdle - time.Second)
 	f.mu.Unlock()

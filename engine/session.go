@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +73,7 @@ func newSession(e *Engine, t Target) *Session {
 		rebuildCh: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 		corpus:   newCorpusStore(corpusDir(e.opts.CacheDir, t), t.Name, e.opts.Log),
 		failures: newFailureTable(),
-		focus:    &focusState{firstLines: e.opts.Focus, noFocus: e.opts.NoFocus},
+		focus:    &focusState{firstLines: e.opts.Focus, noFocus: e.opts.NoFocus, share: e.shareTexts},
 		sync:     newSyncState(e, t),
 		blk:      &blockerState{}}
 	s.hang.fixed = e.opts.Timeout
@@ -456,24 +457,21 @@ func (s *Session) initialCorpus(seeds *seedSet) []string {
 func (s *Session) install(bin *instrument.Binary, seeds *seedSet, user, inputs []string) (slow *Crash) {
 	_, prevBlocks := s.cov.counts()
 	s.focus.set(bin, prevBlocks)
-	blocks := make([]Block, len(bin.Blocks))
-	for i, b := range bin.Blocks {
-		blocks[i] = Block{File: bin.Files[b.File], StartLine: b.StartLine, StartCol: b.StartCol, EndLine: b.EndLine, EndCol: b.EndCol}
-	}
-	for _, c := range s.focus.changedBlocks() {
-		blocks[c].Changed = true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bin, s.types, s.seeds = bin, seeds.types, seeds
 	s.hang.reset()
-	s.dict = append([]string(nil), user...)
-	if !s.e.opts.NoLiteralDict {
-		s.dict = append(s.dict, bin.Dict...)
+	switch {
+	case s.e.opts.NoLiteralDict:
+		s.dict = user
+	case len(user) == 0:
+		s.dict = bin.Dict // shared with the build's other sessions
+	default:
+		s.dict = append(slices.Clip(user), bin.Dict...)
 	}
 	// Under mu with bin: what reads the coverage with the binary (Blockers)
 	// sees the two of one build.
-	s.cov.reset(blocks, len(bin.Blocks)+bin.CmpCounters)
+	s.cov.reset(bin, s.focus.changedBlocks())
 	s.corpus.reset(inputs)
 	return s.failures.newBuild(seeds.testdata)
 }
@@ -531,6 +529,9 @@ func (s *Session) build(ctx context.Context) (bin *instrument.Binary, loaded tim
 	// One build at a time: they compete for the same cores and the same go cache.
 	e.buildMu.Lock()
 	bin, err = instrument.Build(ctx, pkg, instrument.BuildOptions{CacheDir: e.opts.CacheDir, Runtime: runtimeFS(), NoCmp: e.opts.NoCmp, Flags: e.opts.Build})
+	if err == nil {
+		e.shareBuild(bin)
+	}
 	e.buildMu.Unlock()
 	if err != nil {
 		var be *BuildError

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,24 @@ type Binary struct {
 	Copies map[string]string
 	// Flags are the go test flags it was built with (Race: run it with GORACE set).
 	Flags BuildFlags
+}
+
+// ShareWith makes b use prev's Files, Blocks, CmpSites, Inputs and Dict where
+// they are equal to b's: another target of the same package, or the same
+// code built again, has the same ones, and a daemon fuzzing many targets then
+// keeps one copy. A Binary's slices are not modified after Build.
+func (b *Binary) ShareWith(prev *Binary) {
+	share(&b.Files, prev.Files)
+	share(&b.Blocks, prev.Blocks)
+	share(&b.CmpSites, prev.CmpSites)
+	share(&b.Inputs, prev.Inputs)
+	share(&b.Dict, prev.Dict)
+}
+
+func share[S ~[]E, E comparable](dst *S, src S) {
+	if slices.Equal(*dst, src) {
+		*dst = src
+	}
 }
 
 // Step is one step of a build and how long it took.
