@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"strings"
 	"sync"
@@ -83,6 +84,8 @@ type worker struct {
 	cmpRounds   int
 	climbing    climbState // climb.go
 	maxLen      int        // FuzzArgs.MaxLen, or the longest []byte or string of the initial corpus
+	lenBound    int        // what mutations grow a []byte or string to now, up to maxLen (growLen)
+	lastFind    uint64     // execs when an entry was last kept, or the bound last grown
 	types       []string
 	loaded      [][]any // initial entries received (Load) for the next Fuzz request
 
@@ -244,9 +247,39 @@ func (w *worker) startFuzzing(a *FuzzArgs) {
 		}
 		w.corpus = append(w.corpus, corpusItem{vals: vals, weight: 1})
 	}
+	w.lenBound = minLenBound
+	for _, it := range w.corpus {
+		w.lenBound = max(w.lenBound, longestValue(it.vals))
+	}
+	w.lenBound = min(w.lenBound, w.maxLen)
+	w.lastFind = w.execs
 	w.reweigh()
 	w.sendHooks()
 	w.rt.send(&Message{Loaded: true})
+}
+
+// Length control, as libFuzzer's -len_control: mutations grow inputs only to
+// lenBound, which starts at the longest initial entry (at least minLenBound)
+// and grows by log2 of itself each time lenControl·log2(bound) executions pass
+// without a find, up to maxLen. Inputs stay as short as the target lets them
+// be, and short inputs run faster (go test's minimization of every new entry
+// keeps its corpus short too: hcl's templates were a median of 7 bytes against
+// fuzzls's 70 without this).
+const (
+	minLenBound = 16
+	lenControl  = 100
+)
+
+// growLen raises lenBound when the loop has gone long enough without a find.
+func (w *worker) growLen() {
+	if w.lenBound >= w.maxLen {
+		return
+	}
+	l := bits.Len(uint(w.lenBound)) - 1
+	if w.execs-w.lastFind > uint64(lenControl*l) {
+		w.lenBound = min(w.maxLen, w.lenBound+l)
+		w.lastFind = w.execs
+	}
 }
 
 // eagerReweigh is the corpus size up to which every new entry reweighs all at
@@ -410,7 +443,7 @@ func (w *worker) cmpRound() {
 	vals := w.corpus[i].vals
 	if w.cmpRounds++; w.cmpRounds&1 == 0 {
 		vals = CloneValues(vals)
-		w.mut.Mutate(vals, w.maxLen)
+		w.mut.Mutate(vals, max(w.lenBound, longestValue(vals)))
 	}
 	budget := 64
 	w.cmpExplore(vals, 0, &budget)
@@ -472,8 +505,11 @@ func (w *worker) loop() {
 		if n&1023 == 0 {
 			w.flushRepeats()
 		}
-		if n&63 == 0 && w.reweighDue() {
-			w.reweigh()
+		if n&63 == 0 {
+			w.growLen()
+			if w.reweighDue() {
+				w.reweigh()
+			}
 		}
 		if n&255 == 0 && len(w.mix.hooks) > 0 && time.Since(w.lastHooks) >= hookReportEvery {
 			w.lastHooks = time.Now()
@@ -504,15 +540,16 @@ func (w *worker) loop() {
 			continue
 		}
 		w.mix.ownExecs++
+		bound := max(w.lenBound, longestValue(src)) // an entry longer than the bound is not cut
 		if len(w.corpus) > 1 && w.mut.Intn(8) == 0 {
 			// Splice, then as often as not mutate the result too, as AFL's
 			// havoc does: a crossover alone mostly recombines known coverage.
-			w.mut.Splice(scratch, w.corpus[w.pick()].vals, w.maxLen)
+			w.mut.Splice(scratch, w.corpus[w.pick()].vals, bound)
 			if w.mut.Intn(2) == 0 {
-				w.mut.Mutate(scratch, w.maxLen)
+				w.mut.Mutate(scratch, bound)
 			}
 		} else {
-			w.mut.Mutate(scratch, w.maxLen)
+			w.mut.Mutate(scratch, bound)
 		}
 		kept := w.execute(scratch, false)
 		w.noteCost(si)
@@ -538,6 +575,7 @@ func (w *worker) execute(vals []any, initial bool) bool {
 		return false
 	}
 	vals = w.executed(vals)
+	w.lastFind = w.execs
 	cov := w.coverage(nil)
 	for _, c := range cov {
 		w.seen[c>>8] |= uint8(c)

@@ -317,3 +317,39 @@ func TestReweighCost(t *testing.T) {
 		t.Errorf("cost after 100 mutants of 20µs: %v", d)
 	}
 }
+
+// TestLenControl: mutations grow an input only to the length bound, which
+// starts at the longest initial entry and grows once the loop has gone
+// lenControl·log2(bound) executions without a find; an entry longer than the
+// bound is mutated, not cut.
+func TestLenControl(t *testing.T) {
+	mem, err := CreateMem(t.TempDir() + "/mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	counters := [][]uint8{make([]uint8, 8)}
+	rt := &runtimeState{counters: counters, total: 8, mem: mem}
+	rt.out = bufio.NewWriter(io.Discard)
+	var w *worker
+	longest, execs := 0, 0
+	fn := func(e corpusEntry) error {
+		longest = max(longest, len(e.Values[0].([]byte)))
+		counters[0][0] = 1 // nothing new after the first
+		if execs++; execs == 3000 {
+			w.mut = nil // ends the loop
+		}
+		return nil
+	}
+	w = &worker{rt: rt, fn: fn, seen: make([]uint8, 8), crashes: map[string]int{}}
+	w.loaded = [][]any{{[]byte("ab")}}
+	w.startFuzzing(&FuzzArgs{Types: []string{"[]byte"}, MaxLen: 4096})
+	if w.lenBound != minLenBound {
+		t.Fatalf("initial bound %d, want %d", w.lenBound, minLenBound)
+	}
+	w.loop()
+	// 16 → 20 after 400 stalled executions, → 24 after 400 more, … → 42 after 2,600.
+	if longest > w.lenBound || w.lenBound > 48 || w.lenBound <= minLenBound {
+		t.Errorf("after 3,000 executions without a find: longest input %d bytes, bound %d; want the bound in (16, 48] and the input within it", longest, w.lenBound)
+	}
+}
