@@ -98,7 +98,8 @@ func (s *server) DidChange(ctx context.Context, params *protocol.DidChangeTextDo
 }
 
 // DidSave marks the document clean and queues the file as changed (the file
-// watcher sees the same save; the batcher merges both).
+// watcher sees the same save; the batcher merges both, and rebuilds sooner
+// than after a file event alone: batcher.saved).
 func (s *server) DidSave(ctx context.Context, params *protocol.DidSaveTextDocumentParams) error {
 	path, err := filePath(params.TextDocument.URI)
 	if err != nil {
@@ -112,7 +113,7 @@ func (s *server) DidSave(ctx context.Context, params *protocol.DidSaveTextDocume
 		doc.dirty = false
 	}
 	s.mu.Unlock()
-	s.changes.add(path)
+	s.changes.saved(path)
 	return nil
 }
 

@@ -426,7 +426,18 @@ func newBatcher(quiet, maxWait time.Duration, flush func([]string)) *batcher {
 	return &batcher{quiet: quiet, maxWait: maxWait, flush: flush, pending: map[string]string{}}
 }
 
-func (b *batcher) add(path string) {
+func (b *batcher) add(path string) { b.addWithin(path, b.quiet) }
+
+// saved adds a path the editor says it saved: alone in the batch (its own file
+// event, which the write makes before the editor's didSave, is the same path),
+// it waits saveQuiet, not quiet, since no burst follows an editor's save; among
+// other paths (a checkout under way, a "Save All") it waits as they do.
+func (b *batcher) saved(path string) { b.addWithin(path, min(saveQuiet, b.quiet)) }
+
+// saveQuiet: an editor's save is one file, and its file event came first.
+const saveQuiet = 30 * time.Millisecond
+
+func (b *batcher) addWithin(path string, quiet time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
@@ -439,7 +450,10 @@ func (b *batcher) add(path string) {
 	if _, ok := b.pending[pathKey(path)]; !ok {
 		b.pending[pathKey(path)] = path
 	}
-	b.deadline = now.Add(b.quiet)
+	if len(b.pending) > 1 {
+		quiet = b.quiet
+	}
+	b.deadline = now.Add(quiet)
 	if limit := b.first.Add(b.maxWait); b.deadline.After(limit) {
 		b.deadline = limit
 	}

@@ -43,6 +43,13 @@ func (c *collector) all() []string {
 
 func startWatcher(t *testing.T, dir string, quiet, maxWait time.Duration) *collector {
 	t.Helper()
+	c, _ := startBatcher(t, dir, quiet, maxWait)
+	return c
+}
+
+// startBatcher watches dir into a batcher whose flushes c records.
+func startBatcher(t *testing.T, dir string, quiet, maxWait time.Duration) (*collector, *batcher) {
+	t.Helper()
 	c := &collector{}
 	b := newBatcher(quiet, maxWait, c.flush)
 	w, err := newWatcher(b.add, func(err error) { t.Errorf("watcher: %v", err) })
@@ -53,7 +60,7 @@ func startWatcher(t *testing.T, dir string, quiet, maxWait time.Duration) *colle
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.close(); b.stop() })
-	return c
+	return c, b
 }
 
 // 50 saves in 5 seconds, through the real watcher on real files, trigger one
@@ -411,5 +418,61 @@ func TestGitIndexLock(t *testing.T) {
 		if got := gitIndexLock(dir); got != want {
 			t.Errorf("gitIndexLock(%s) = %s, want %s", dir, got, want)
 		}
+	}
+}
+
+// TestSaveFlushesSooner: an editor's save (its file event through the real
+// watcher, then didSave of the same path) is handed over after saveQuiet, not
+// the quiet time a burst of file events gets; a save among other changed
+// paths (a checkout under way) waits as they do. The quiet time is long enough
+// that a loaded machine cannot blur the two.
+func TestSaveFlushesSooner(t *testing.T) {
+	const quiet = 4 * time.Second
+	dir := t.TempDir()
+	c, b := startBatcher(t, dir, quiet, time.Minute)
+	save := func(name string) string {
+		path := filepath.Join(dir, name)
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte("package p\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	waitBatches := func(n int, within time.Duration) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for len(c.snapshot()) < n {
+			if time.Since(start) > within {
+				t.Fatalf("%d batches after %v, want %d: %q", len(c.snapshot()), within, n, c.snapshot())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+
+	start := time.Now()
+	a := save("a.go")
+	time.Sleep(100 * time.Millisecond) // its file event comes first, as an editor's does
+	b.saved(a)
+	waitBatches(1, quiet/2)
+	if got := c.snapshot()[0]; !slices.Equal(got, []string{a}) {
+		t.Errorf("batch = %q, want [%s]", got, a)
+	}
+	t.Logf("save handed over after %v", time.Since(start))
+
+	// Another path pending: the save waits the quiet time.
+	other := filepath.Join(dir, "b.go")
+	b.add(other)
+	b.saved(a)
+	time.Sleep(quiet / 2)
+	if n := len(c.snapshot()); n != 1 {
+		t.Fatalf("%d batches %v after a save among other changes, want still 1", n, quiet/2)
+	}
+	waitBatches(2, quiet)
+	if got := c.snapshot()[1]; !slices.Equal(got, []string{a, other}) && !slices.Equal(got, []string{other, a}) {
+		t.Errorf("batch = %q, want both paths", got)
 	}
 }

@@ -155,10 +155,26 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	case stdRuntime:
 		warnings = append(warnings, pkg.ImportPath+" is not instrumented, only its tests are: the Go runtime is built from it, and its code runs for the runtime itself (go test -fuzz leaves it uninstrumented too)")
 	}
+	// A build with the unreachable tests pruned (pruneTests) that fails in a
+	// file pruning changed is made again without, and if that one builds, the
+	// package is never pruned again.
+	dir := buildDir(opts, pkg)
+	prune := !fileExists(filepath.Join(dir, noPruneFile))
+	try := func(vh *varHooks) (*Binary, error) {
+		bin, pruned, err := build(ctx, pkg, opts, role, vh, st, prune)
+		var be *BuildError
+		if prune && errors.As(err, &be) && blamesPruning(be, pruned) {
+			if bin, _, err = build(ctx, pkg, opts, role, vh, st, false); err == nil {
+				prune = false
+				_ = os.WriteFile(filepath.Join(dir, noPruneFile), []byte(firstError(be)+"\n"), 0o644)
+			}
+		}
+		return bin, err
+	}
 	if !opts.NoCmp {
-		vh := loadVarHooks(buildDir(opts, pkg))
+		vh := loadVarHooks(dir)
 		for attempt := 0; ; attempt++ {
-			bin, err := build(ctx, pkg, opts, role, vh, st)
+			bin, err := try(vh)
 			var be *BuildError
 			if !errors.As(err, &be) {
 				if err == nil {
@@ -175,11 +191,30 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 			}
 		}
 	}
-	bin, err := build(ctx, pkg, opts, role, nil, st)
+	bin, err := try(nil)
 	if err == nil {
 		bin.Warnings = warnings
 	}
 	return bin, err
+}
+
+// noPruneFile, in a build directory, says its package is built unpruned: a
+// pruned build failed where the whole one did not (its first message).
+const noPruneFile = "noprune"
+
+// blamesPruning: be has a message in a file pruneTests changed.
+func blamesPruning(be *BuildError, pruned map[string]bool) bool {
+	for _, d := range be.Diagnostics {
+		if pruned[d.File] {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // firstError is the first compiler message of be.
@@ -206,37 +241,37 @@ func buildDir(opts BuildOptions, pkg *Package) string {
 // overlay file naming them all (writeOverlay, overlay.go), then compile
 // (compile, compile.go). Errors are Build's. Each step's time is added to st
 // (a retry's steps after the failed attempt's) and the Binary gets them all.
-func build(ctx context.Context, pkg *Package, opts BuildOptions, role stdRole, vh *varHooks, st *steps) (*Binary, error) {
+func build(ctx context.Context, pkg *Package, opts BuildOptions, role stdRole, vh *varHooks, st *steps, prune bool) (*Binary, map[string]bool, error) {
 	start := time.Now()
 	dir := buildDir(opts, pkg)
 	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
-		return nil, stepError(pkg, "build directory", err)
+		return nil, nil, stepError(pkg, "build directory", err)
 	}
-	p, err := planBuild(pkg, dir, role)
+	p, err := planBuild(pkg, dir, role, prune)
 	if err != nil {
-		return nil, stepError(pkg, "copying dependency modules", err)
+		return nil, nil, stepError(pkg, "copying dependency modules", err)
 	}
 	st.done("plan")
 	bin := &Binary{Package: pkg, Flags: opts.Flags, Copies: p.copies}
 	overlay := map[string]string{}
 	files, err := rewriteUnits(p, opts.Flags.Race, vh, bin, overlay)
 	if err != nil {
-		return nil, stepError(pkg, "instrumenting", err)
+		return nil, p.pruned, stepError(pkg, "instrumenting", err)
 	}
 	st.done("instrument")
 	ovl, err := writeOverlay(ctx, p, files, opts.Runtime, overlay)
 	if err != nil {
-		return nil, stepError(pkg, "overlay", err)
+		return nil, p.pruned, stepError(pkg, "overlay", err)
 	}
 	st.done("overlay")
 	if bin.Path, err = compile(ctx, pkg, opts.Flags, dir, ovl, overlay); err != nil {
 		st.done("go test -c failed")
-		return nil, stepError(pkg, "go test -c", err)
+		return nil, p.pruned, stepError(pkg, "go test -c", err)
 	}
 	st.done("go test -c")
 	bin.Seconds = time.Since(start).Seconds()
 	bin.Steps = st.list
-	return bin, nil
+	return bin, p.pruned, nil
 }
 
 // StepError is a step of a build that failed for a cause other than the

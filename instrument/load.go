@@ -49,6 +49,9 @@ type Package struct {
 	// StdGOROOT is set for a standard library package whose GOROOT lies in the
 	// module cache, where the go command refuses overlays: see goCommand.
 	StdGOROOT string
+	// ImportNames gives the package name of each import path the package and
+	// its tests import (pruneTests).
+	ImportNames map[string]string
 }
 
 // Dep is a non-test dependency package to instrument.
@@ -270,6 +273,7 @@ func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) 
 				pkg.Dir = filepath.Dir(xv.GoFiles[0])
 			}
 		}
+		pkg.ImportNames = importNames(tv, xv, p)
 		pkg.Constrained = constrainedTargets(pkg.IgnoredFiles)
 		if len(pkg.TestFiles)+len(pkg.XTestFiles) == 0 {
 			if len(pkg.Constrained) > 0 { // for saying why there is no target
@@ -285,6 +289,23 @@ func load(ctx context.Context, dir string, flags BuildFlags, patterns []string) 
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ImportPath < out[j].ImportPath })
 	return out, nil
+}
+
+// importNames maps the import paths of the given packages' imports (nil ones
+// skipped) to their package names.
+func importNames(ps ...*packages.Package) map[string]string {
+	names := map[string]string{}
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		for path, imp := range p.Imports {
+			if imp.Name != "" {
+				names[path] = imp.Name
+			}
+		}
+	}
+	return names
 }
 
 // workspaceDeps lists the transitive non-test imports of p that belong to a module

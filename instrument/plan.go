@@ -16,6 +16,7 @@ type unit struct {
 	goVersion  string // its module's go line
 	modVersion string // module@version of a dependency from the module cache, whose files never change; else ""
 	noCmp      bool   // counters only, never comparison hooks (stdRole)
+	prune      bool   // the package under test or its external tests: pruneTests
 }
 
 // buildPlan is what one build instruments and where the results go.
@@ -31,6 +32,8 @@ type buildPlan struct {
 	copyDst  map[string]string     // a dependency's file → where its instrumented copy goes
 	bridges  map[string]bridgeDest // bridge import path → where its source goes
 	copies   map[string]string     // Binary.Copies: a copy's directory → the module's; nil if none
+	// pruned holds the test files pruneTests changed (their names).
+	pruned map[string]bool
 }
 
 // planBuild lists the units of pkg's build in dir. Test files are instrumented
@@ -42,17 +45,17 @@ type buildPlan struct {
 // makes those copies, under dir/mods, and says where each of their files'
 // instrumented version goes. It reads the user's files and writes only under
 // dir.
-func planBuild(pkg *Package, dir string, role stdRole) (*buildPlan, error) {
+func planBuild(pkg *Package, dir string, role stdRole, prune bool) (*buildPlan, error) {
 	_, external := generateHarness(pkg, nil, "")
 	p := &buildPlan{pkg: pkg, dir: dir, external: external,
-		copied: map[string]string{}, copyDst: map[string]string{}, bridges: map[string]bridgeDest{}}
+		copied: map[string]string{}, copyDst: map[string]string{}, bridges: map[string]bridgeDest{}, pruned: map[string]bool{}}
 	files := append(append([]string(nil), pkg.GoFiles...), pkg.TestFiles...)
 	if role == stdRuntime {
 		files = append([]string(nil), pkg.TestFiles...)
 	}
-	p.units = []unit{{importPath: pkg.ImportPath, files: files, goVersion: pkg.GoVersion, noCmp: role != stdPlain}}
+	p.units = []unit{{importPath: pkg.ImportPath, files: files, goVersion: pkg.GoVersion, noCmp: role != stdPlain, prune: prune}}
 	if external && len(pkg.XTestFiles) > 0 {
-		p.units = append(p.units, unit{importPath: pkg.ImportPath + "_test", files: pkg.XTestFiles, goVersion: pkg.GoVersion})
+		p.units = append(p.units, unit{importPath: pkg.ImportPath + "_test", files: pkg.XTestFiles, goVersion: pkg.GoVersion, prune: prune})
 	}
 	// Packages only copied go last, into the copies the others made.
 	for _, copyOnly := range []bool{false, true} {

@@ -49,6 +49,11 @@ func rewriteUnits(p *buildPlan, race bool, vh *varHooks, bin *Binary, overlay ma
 	}
 	if !p.external {
 		bin.Inputs = append(bin.Inputs, p.pkg.XTestFiles...)
+		if len(p.units) > 0 && p.units[0].prune {
+			if err := r.pruneXTests(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	bin.Dict = shareDict(r.literals, maxDict)
 	if len(r.berr.Diagnostics) > 0 {
@@ -75,6 +80,18 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 	if r.replay(ui, u, key, srcs) {
 		return nil
 	}
+	texts := srcs // what the compiler gets
+	if u.prune {
+		if pruned := pruneTests(u.files, srcs, r.plan.pkg.ImportNames); pruned != nil {
+			texts = append([][]byte(nil), srcs...)
+			for i, b := range pruned {
+				if b != nil {
+					texts[i] = b
+					r.plan.pruned[u.files[i]] = true
+				}
+			}
+		}
+	}
 	r.rec = &unitRecord{Key: key}
 	errs := len(r.berr.Diagnostics)
 	defer func() {
@@ -88,34 +105,36 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 		var parsed []*ast.File
 		fset := token.NewFileSet()
 		for i, name := range u.files {
-			if f, err := parser.ParseFile(fset, name, srcs[i], parser.SkipObjectResolution); err == nil {
+			if f, err := parser.ParseFile(fset, name, texts[i], parser.SkipObjectResolution); err == nil {
 				parsed = append(parsed, f)
 			}
 		}
 		consts = packageUntypedConsts(parsed)
 	}
 	for i, name := range u.files {
-		if err := r.file(ui, u, i, name, srcs[i], consts); err != nil {
+		if err := r.file(ui, u, i, name, srcs[i], texts[i], consts); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// file rewrites the i-th file of u, name with the contents data, and writes it
-// where the build reads it. A file that does not parse goes into r.berr; one
-// the rewrite leaves as it is (cgo) is not instrumented.
-func (r *unitRewriter) file(ui int, u unit, i int, name string, data []byte, consts map[string]bool) error {
+// file rewrites the i-th file of u, name with the contents src, as data (src
+// pruned, pruneTests), and writes it where the build reads it. The dictionary
+// takes src's literals: tests' literals are the format's words. A file that
+// does not parse goes into r.berr; one the rewrite leaves as it is (cgo) is not
+// instrumented.
+func (r *unitRewriter) file(ui int, u unit, i int, name string, src, data []byte, consts map[string]bool) error {
 	id := newFileID(u.importPath, i)
 	r.bin.Inputs = append(r.bin.Inputs, name)
-	lits := literals(name, data)
+	lits := literals(name, src)
 	r.literals[ui] = append(r.literals[ui], lits...)
 	rw, err := r.rewrite(u, id, name, data, consts)
 	if err != nil {
 		r.berr.add(err)
 		return nil
 	}
-	rec := fileRecord{Literals: lits, Hooked: rw.hooked != nil, HookedLines: sortedLines(rw.hooked)}
+	rec := fileRecord{Literals: lits, Hooked: rw.hooked != nil, HookedLines: sortedLines(rw.hooked), Pruned: r.plan.pruned[name]}
 	out := rw.out
 	if bytes.Equal(out, data) { // not instrumented (cgo)
 		if dst, ok := r.plan.copyDst[name]; ok { // a copy gets it as it is
@@ -203,6 +222,32 @@ func (r *unitRewriter) rewrite(u unit, id fileID, name string, data []byte, cons
 		rw.out = withGoVersion(rw.out, hooksGoVersion, compiled)
 	}
 	return rw, err
+}
+
+// pruneXTests prunes the external test files, which the harness leaves
+// uninstrumented, into backing files the overlay puts in their place.
+func (r *unitRewriter) pruneXTests() error {
+	names := r.plan.pkg.XTestFiles
+	srcs := make([][]byte, len(names))
+	for i, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		srcs[i] = data
+	}
+	for i, b := range pruneTests(names, srcs, r.plan.pkg.ImportNames) {
+		if b == nil {
+			continue
+		}
+		dst := filepath.Join(r.plan.dir, "src", fmt.Sprintf("x_%d_%s", i, filepath.Base(names[i])))
+		if err := writeIfChanged(dst, b); err != nil {
+			return err
+		}
+		r.overlay[names[i]] = dst
+		r.plan.pruned[names[i]] = true
+	}
+	return nil
 }
 
 // bridgePkg numbers u's package within its bridge, in the order they come.

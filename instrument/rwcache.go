@@ -44,6 +44,7 @@ type fileRecord struct {
 	Sites         int
 	Where         []CmpSite
 	Adapted       bool // see instrumented.adapted
+	Pruned        bool // pruneTests changed it
 }
 
 func (u *unitRecord) add(f fileRecord) {
@@ -68,6 +69,17 @@ func (r *unitRewriter) unitKey(ui int, u unit, srcs [][]byte) string {
 	field(u.goVersion)
 	field(u.modVersion)
 	field(strconv.FormatBool(u.noCmp))
+	field(strconv.FormatBool(u.prune))
+	if u.prune {
+		var imports []string
+		for path, name := range r.plan.pkg.ImportNames {
+			imports = append(imports, path+" "+name)
+		}
+		sort.Strings(imports)
+		for _, imp := range imports {
+			field(imp)
+		}
+	}
 	field(strconv.FormatBool(r.race))
 	field(strconv.FormatBool(r.vh == nil))
 	if r.vh != nil {
@@ -129,6 +141,9 @@ func (r *unitRewriter) replay(ui int, u unit, key string, srcs [][]byte) bool {
 		name := u.files[i]
 		r.bin.Inputs = append(r.bin.Inputs, name)
 		r.literals[ui] = append(r.literals[ui], f.Literals...)
+		if f.Pruned {
+			r.plan.pruned[name] = true
+		}
 		if f.Hooked {
 			r.vh.hookedPkgs[u.importPath] = u.modVersion
 			compiled := name
