@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,9 @@ import (
 // code actions' edits, which the client receives again and again: the
 // diagnostic's data says "" (the extension asks fuzzls.showInput), "Add input to
 // seed corpus" is the command that writes the file, and no f.Add literal is
-// offered. A short input is carried as before.
+// offered. A short input is carried as before. An input already in the seed
+// corpus (go test's engine writes its failing input there) is not offered
+// again, and the other actions stay.
 func TestCarriedInput(t *testing.T) {
 	dir := copyDir(t, "../testdata/calc")
 	calc := filepath.Join(dir, "calc.go")
@@ -29,11 +32,23 @@ func TestCarriedInput(t *testing.T) {
 		input      string
 		wantData   bool
 		wantTitles string
+		inCorpus   bool
 	}{
-		{"short", `string("0/0")`, true, "Add input to seed corpus (edit); Debug this crash (command); Add as f.Add(…) to FuzzEval (edit)"},
-		{"long", fmt.Sprintf("string(%q)", "0/0"+strings.Repeat(" ", 1<<20)), false, "Add input to seed corpus (command); Debug this crash (command)"},
+		{"short", `string("0/0")`, true, "Add input to seed corpus (edit); Debug this crash (command); Add as f.Add(…) to FuzzEval (edit)", false},
+		{"long", fmt.Sprintf("string(%q)", "0/0"+strings.Repeat(" ", 1<<20)), false, "Add input to seed corpus (command); Debug this crash (command)", false},
+		{"in corpus", `string("1/0")`, true, "Debug this crash (command); Add as f.Add(…) to FuzzEval (edit)", true},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
+			if tc.inCorpus {
+				data := corpusFile(tc.input)
+				p := corpusPath(target, data)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			c := &engine.Crash{ID: "c1", Kind: fproto.KindPanic, Message: "boom", File: calc, Line: line, Input: tc.input, Minimized: true, Target: target}
 			s := &server{}
 			s.folders = []string{dir}

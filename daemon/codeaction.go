@@ -70,15 +70,16 @@ func (s *server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 			add.Title += fmt.Sprintf(" (fuzzls replays it; go test cannot run %s)", c.Target.Name)
 		}
 		if createFiles && len(c.Input) <= maxCarriedInput {
-			edit, err := s.corpusEdit(c.Target, []string{c.Input})
-			if err != nil {
-				continue
+			// Not offered when the input is in the seed corpus already (go
+			// test's engine writes its failing input there itself).
+			if edit, err := s.corpusEdit(c.Target, []string{c.Input}); err == nil {
+				add.Edit = edit
+				actions = append(actions, add)
 			}
-			add.Edit = edit
 		} else {
 			add.Command = protocol.Command{Title: add.Title, Command: fproto.CommandAddToCorpus, Arguments: []protocol.LSPAny{arg}}
+			actions = append(actions, add)
 		}
-		actions = append(actions, add)
 		if c.Layout != "" { // Delve and f.Add take it as go test does, which cannot
 			continue
 		}
