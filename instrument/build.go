@@ -163,7 +163,7 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 	try := func(vh *varHooks) (*Binary, error) {
 		bin, pruned, err := build(ctx, pkg, opts, role, vh, st, prune)
 		var be *BuildError
-		if prune && errors.As(err, &be) && blamesPruning(be, pruned) {
+		if prune && errors.As(err, &be) && blamesPruning(pkg, be, pruned) {
 			if bin, _, err = build(ctx, pkg, opts, role, vh, st, false); err == nil {
 				prune = false
 				_ = os.WriteFile(filepath.Join(dir, noPruneFile), []byte(firstError(be)+"\n"), 0o644)
@@ -202,10 +202,14 @@ func Build(ctx context.Context, pkg *Package, opts BuildOptions) (*Binary, error
 // pruned build failed where the whole one did not (its first message).
 const noPruneFile = "noprune"
 
-// blamesPruning: be has a message in a file pruneTests changed.
-func blamesPruning(be *BuildError, pruned map[string]bool) bool {
+// blamesPruning: be has a message in a test file of pkg, and pruneTests changed
+// one (the external tests, unchanged, may miss what an internal one lost).
+func blamesPruning(pkg *Package, be *BuildError, pruned map[string]bool) bool {
+	if len(pruned) == 0 {
+		return false
+	}
 	for _, d := range be.Diagnostics {
-		if pruned[d.File] {
+		if pruned[d.File] || slices.Contains(pkg.TestFiles, d.File) || slices.Contains(pkg.XTestFiles, d.File) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"go/ast"
+	"maps"
 	"go/parser"
 	"go/token"
 	"strconv"
@@ -27,9 +28,12 @@ import (
 // gives each import path's package name) becomes a blank import, which keeps
 // its initialization.
 //
+// alsoUsed holds names used from elsewhere: the external test package's, which
+// may call what an internal test file declares for it (export_test.go).
+//
 // It returns the new contents (nil where a file is unchanged). A file that does
 // not parse, or a package whose test files import with a dot, is left as it is.
-func pruneTests(names []string, srcs [][]byte, importNames map[string]string) [][]byte {
+func pruneTests(names []string, srcs [][]byte, importNames map[string]string, alsoUsed map[string]bool) [][]byte {
 	fset := token.NewFileSet()
 	files := make([]*ast.File, len(names))
 	for i, name := range names {
@@ -44,7 +48,10 @@ func pruneTests(names []string, srcs [][]byte, importNames map[string]string) []
 		decl *ast.FuncDecl
 		uses map[string]bool
 	}
-	used := map[string]bool{}
+	used := maps.Clone(alsoUsed)
+	if used == nil {
+		used = map[string]bool{}
+	}
 	cands := map[string][]*candidate{}
 	for i, f := range files {
 		test := strings.HasSuffix(names[i], "_test.go")
@@ -143,6 +150,21 @@ func pruneTests(names []string, srcs [][]byte, importNames map[string]string) []
 		out[i] = src
 	}
 	return out
+}
+
+// identsOf returns every identifier of the files, or nil if one does not
+// parse (or cannot be read).
+func identsOf(files []string) map[string]bool {
+	set := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil
+		}
+		addIdents(set, f)
+	}
+	return set
 }
 
 // rootFunc: a plain function of a test file that the binary may run without

@@ -30,8 +30,8 @@ func TestPruneTests(t *testing.T) {
 		}
 	}
 	// Each package on its own, as the build's units are.
-	internal := pruneTests(names[:len(pkg.TestFiles)], srcs[:len(pkg.TestFiles)], pkg.ImportNames)
-	external := pruneTests(names[len(pkg.TestFiles):], srcs[len(pkg.TestFiles):], pkg.ImportNames)
+	internal := pruneTests(names[:len(pkg.TestFiles)], srcs[:len(pkg.TestFiles)], pkg.ImportNames, identsOf(pkg.XTestFiles))
+	external := pruneTests(names[len(pkg.TestFiles):], srcs[len(pkg.TestFiles):], pkg.ImportNames, nil)
 	if internal == nil || external == nil {
 		t.Fatalf("nothing pruned: internal %v, external %v", internal != nil, external != nil)
 	}
@@ -62,6 +62,9 @@ func TestPruneTests(t *testing.T) {
 		if !strings.Contains(in, kept) {
 			t.Errorf("prune_test.go lost %q:\n%s", kept, in)
 		}
+	}
+	if !strings.Contains(out["export_test.go"], "func ParseForTests(") {
+		t.Errorf("export_test.go lost what the external tests call:\n%s", out["export_test.go"])
 	}
 	if !strings.Contains(out["prune_ext_test.go"], `_ "encoding/json"`) || strings.Contains(out["prune_ext_test.go"], "func TestExternal") {
 		t.Errorf("prune_ext_test.go not pruned:\n%s", out["prune_ext_test.go"])
@@ -121,6 +124,25 @@ func loadOne(t *testing.T, dir string) *Package {
 		t.Fatalf("load: %v (%d packages)", err, len(pkgs))
 	}
 	return pkgs[0]
+}
+
+// TestBuildPrunesExportedHelpers: a function of an internal test file that
+// only the external tests call, through a dot import (net/netip's MkAddr), is
+// kept: the build compiles pruned.
+func TestBuildPrunesExportedHelpers(t *testing.T) {
+	dir := testws.Txtar(t, "testdata/prunedot.txtar")
+	pkg := loadOne(t, dir)
+	cache := t.TempDir()
+	bin, err := Build(t.Context(), pkg, BuildOptions{CacheDir: cache, Runtime: os.DirFS("../engine/fuzzrt")})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	if got := testList(t, "", bin.Path); !slices.Equal(got, []string{"FuzzD"}) {
+		t.Errorf("binary's tests = %q, want [FuzzD]", got)
+	}
+	if noPrune := filepath.Join(buildDir(BuildOptions{CacheDir: cache}, pkg), noPruneFile); fileExists(noPrune) {
+		t.Errorf("built unpruned (%s)", noPrune)
+	}
 }
 
 // testList lists the tests, fuzz targets and examples of the test binary path,

@@ -82,7 +82,11 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 	}
 	texts := srcs // what the compiler gets
 	if u.prune {
-		if pruned := pruneTests(u.files, srcs, r.plan.pkg.ImportNames); pruned != nil {
+		var xtests map[string]bool // what the external tests may call
+		if ui == 0 {
+			xtests = identsOf(r.plan.pkg.XTestFiles)
+		}
+		if pruned := pruneTests(u.files, srcs, r.plan.pkg.ImportNames, xtests); (ui != 0 || xtests != nil) && pruned != nil {
 			texts = append([][]byte(nil), srcs...)
 			for i, b := range pruned {
 				if b != nil {
@@ -236,7 +240,7 @@ func (r *unitRewriter) pruneXTests() error {
 		}
 		srcs[i] = data
 	}
-	for i, b := range pruneTests(names, srcs, r.plan.pkg.ImportNames) {
+	for i, b := range pruneTests(names, srcs, r.plan.pkg.ImportNames, nil) {
 		if b == nil {
 			continue
 		}
