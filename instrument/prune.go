@@ -3,9 +3,9 @@ package instrument
 import (
 	"bytes"
 	"go/ast"
-	"maps"
 	"go/parser"
 	"go/token"
+	"maps"
 	"strconv"
 	"strings"
 )
