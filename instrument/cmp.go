@@ -591,14 +591,13 @@ func (c *cmpState) binary(n *ast.BinaryExpr) {
 	r.inserts = append(r.inserts, insertion{off: r.offset(y.End()), prio: prioCmpClose, order: -seq, text: ") == true"})
 }
 
-// division hooks the divisor of n, a division or remainder, when it is typed
-// and not a constant (as far as the syntax tells: a typed constant's division
-// by zero the compiler reports, and an untyped one would take the helper's
-// default type). Like two typed operands it is a guess, and its line is
-// retried without it when the compiler rejects the call.
+// division hooks the divisor of n, a division or remainder, when the syntax
+// shows it is typed and not a constant (see typedValue): an untyped constant
+// would take the helper's default type, and a line the compiler rejects costs a
+// failed build before its retry without the hook.
 func (c *cmpState) division(n *ast.BinaryExpr) {
 	line := c.r.fset.Position(n.OpPos).Line
-	if !c.opts.Vars || c.loopCond > 0 || c.opts.NoVarLines[line] || c.untyped(n.Y) || c.literal(n.X) && c.literal(n.Y) {
+	if !c.opts.Vars || c.loopCond > 0 || c.opts.NoVarLines[line] || !c.typedValue(n.Y) {
 		return
 	}
 	if c.opts.VarLines != nil {
@@ -606,6 +605,32 @@ func (c *cmpState) division(n *ast.BinaryExpr) {
 	}
 	site := c.newSite(n.OpPos, -1)
 	c.wrap(n.Y, c.name("Div")+"("+strconv.Itoa(site)+", ", ")")
+}
+
+// typedValue reports whether e is surely a typed value, not a constant: a
+// call, an index, a dereference, a variable this file declares (a parameter, a
+// local, a package-level variable of the file) or a field of one, or arithmetic
+// with such an operand. A package-level name of another file or an imported
+// package's (blockSize, math.MaxInt) may be an untyped constant: no.
+func (c *cmpState) typedValue(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return c.typedValue(e.X)
+	case *ast.CallExpr, *ast.IndexExpr, *ast.IndexListExpr, *ast.StarExpr:
+		return true
+	case *ast.Ident:
+		return e.Obj != nil && e.Obj.Kind == ast.Var
+	case *ast.SelectorExpr:
+		return c.typedValue(e.X)
+	case *ast.UnaryExpr:
+		return e.Op != token.AND && c.typedValue(e.X)
+	case *ast.BinaryExpr:
+		if e.Op == token.SHL || e.Op == token.SHR {
+			return c.typedValue(e.X)
+		}
+		return isArith(e.Op) && (c.typedValue(e.X) || c.typedValue(e.Y))
+	}
+	return false
 }
 
 // varOperands reports whether cmpOptions.Vars hooks n, a comparison of two

@@ -41,16 +41,27 @@ var cmpCases = []cmpCase{
 
 type dur int64
 
+type pair struct{ lo, hi uint32 }
+
 const half = 2
 
-func f(a, b uint32, d dur, x float64, n int) uint32 {
+var global = 3
+
+func f(a, b uint32, d dur, x float64, n int, p pair, s []int) uint32 {
 	q := a / b
 	r := a % (b + 1)
 	_ = d / d
 	_ = x / x
+	_ = a / p.hi
+	_ = n / s[0]
+	_ = n / b2(n)
+	_ = n / global
 	_ = a / 2
 	_ = n / half
 	_ = n / (half + 1)
+	_ = n / other
+	const local = 4
+	_ = n / local
 	for i := 0; i < n/b2(n); i++ {
 	}
 	return q + r + 7/3
@@ -58,9 +69,10 @@ func f(a, b uint32, d dur, x float64, n int) uint32 {
 
 func b2(n int) int { return n }
 `,
-		sites: 4,
-		want:  []string{"q := a / FuzzlsDiv_", ", b)", ", (b + 1))", ", d)", ", x)"},
-		not:   []string{", 2)", ", half)", ", (half + 1))", ", b2(n))", ", 3)"},
+		others: map[string]string{"y.go": "package p\n\nconst other = 5\n"},
+		sites:  8,
+		want:   []string{"q := a / FuzzlsDiv_", ", b)", ", (b + 1))", ", d)", ", x)", ", p.hi)", ", s[0])", ", b2(n))", ", global)"},
+		not:    []string{", 2)", ", half)", ", (half + 1))", ", other)", ", local)", ", 3)"},
 	},
 	{
 		desc: "two typed operands (Vars)",
