@@ -353,3 +353,33 @@ func TestLenControl(t *testing.T) {
 		t.Errorf("after 3,000 executions without a find: longest input %d bytes, bound %d; want the bound in (16, 48] and the input within it", longest, w.lenBound)
 	}
 }
+
+// TestCmpShare: a comparison round is due every cmpEvery-th iteration, unless
+// its candidates cost more than twice the other inputs and took more time than
+// they did; then only with a focus.
+func TestCmpShare(t *testing.T) {
+	w := &worker{rt: &runtimeState{hasCmp: true}}
+	if w.cmpDue(cmpEvery-2) || !w.cmpDue(cmpEvery-1) {
+		t.Fatal("a round is not due every cmpEvery-th iteration alone")
+	}
+	// Candidates as cheap as the others, taking 3/4 of the time: due.
+	w.execTime, w.execN, w.cmpTime, w.cmpN = 4*time.Second, 4000, 3*time.Second, 3000
+	if !w.cmpDue(cmpEvery - 1) {
+		t.Error("a round is not due while its candidates cost what the others do")
+	}
+	// Candidates six times as costly, taking 3/4 of the time: not due.
+	w.cmpN = 500
+	if w.cmpDue(cmpEvery - 1) {
+		t.Error("a round is due while its costly candidates took three times the others' time")
+	}
+	// The same, having taken half the time: due.
+	w.execTime = 6 * time.Second
+	if !w.cmpDue(cmpEvery - 1) {
+		t.Error("a round is not due while its costly candidates took no more time than the others")
+	}
+	w.execTime = 4 * time.Second
+	w.focused = []int{0}
+	if !w.cmpDue(cmpEvery - 1) {
+		t.Error("a round is not due with a focus")
+	}
+}
