@@ -28,6 +28,19 @@
 //   - with -soak d, one target fuzzes for d while the daemon's memory is read
 //     every minute: it must stay flat.
 //
+// The daemon's memory is its resident memory and its heap in use after a
+// collection (the daemon writes a heap profile on SIGUSR1, and says the
+// heap's size in its log: the profiles stay in the temporary directory with
+// -keep); with several sessions, both are also given per session, over the
+// idle daemon's.
+//
+// With -memory, only that: the target and -others start at once (with -all,
+// every target) and their sessions' memory is read, with Go's own build cache, for each fuzzls of
+// -fuzzls in turn (-rounds times, alternated), so that two trees compare in
+// one command; -dir keeps the copy and fuzzls's cache for the next run:
+//
+//	go run ./bench/bigrepo -memory -dir /tmp/geth -fuzzls old/fuzzls,new/fuzzls -rounds 2 -others ...
+//
 // Every figure with a goal is printed with it and pass/FAIL; the exit status
 // is 1 when one is missed.
 package main
@@ -70,6 +83,10 @@ var (
 	keep     = flag.Bool("keep", false, "keep the temporary directory")
 	all      = flag.Bool("all", false, `then "Fuzz all": every target of the repository at once`)
 	soak     = flag.Duration("soak", 0, "then one target fuzzes this long, the daemon's memory read every minute")
+	memOnly  = flag.Bool("memory", false, "only the daemon's memory with the target and -others fuzzing, on Go's own build cache")
+	dirFlag  = flag.String("dir", "", "with -memory: the directory of the copy and fuzzls's cache, kept and reused (default: a temporary one)")
+	bins     = flag.String("fuzzls", "", "with -memory: the fuzzls executables to measure, comma-separated (default: one built from this tree)")
+	rounds   = flag.Int("rounds", 1, "with -memory: how many times each executable is measured, alternated")
 )
 
 // Goals of issue 29.
@@ -92,6 +109,10 @@ func main() {
 	flag.Parse()
 	root, err := lspclient.ModuleRoot()
 	check(err)
+	if *memOnly {
+		memoryOnly(root)
+		return
+	}
 	tmp, err := os.MkdirTemp("", "fuzzls-bigrepo-")
 	check(err)
 	if *keep {
@@ -142,35 +163,16 @@ func main() {
 
 	step("restarting the daemon on the same caches (warm)")
 	d = start(bin, ws, goCache, cacheDir, filepath.Join(tmp, "daemon-2.log"))
+	r.idle2 = d.mem()
 	check(d.Open(testPath, mustRead(testPath)))
 	began = time.Now()
 	d.startTarget(testPath, *target)
 	r.warm = d.firstCoverage(began, 5*time.Minute)
 	step("  first coverage after %v", r.warm.Round(time.Millisecond))
 
-	step("starting four more targets")
-	for _, o := range strings.Split(*others, ",") {
-		file, name, ok := strings.Cut(o, ":")
-		if !ok {
-			fatalf("-others: %q is not file:Target", o)
-		}
-		d.startTarget(filepath.Join(ws, file), name)
-	}
-	d.await("five sessions fuzzing", 15*time.Minute, func() bool {
-		st := d.Status
-		if len(st) == 0 {
-			return false
-		}
-		n := 0
-		for _, s := range st[len(st)-1].V.Sessions {
-			if s.State == fproto.StateFuzzing {
-				n++
-			}
-		}
-		return n == 5
-	})
-	time.Sleep(*hold)
-	r.rssFive = d.rss()
+	step("starting the other targets")
+	r.five = d.startOthers(ws, 15*time.Minute)
+	r.rssFive = r.five.rss
 	r.sessions = d.sessionStates()
 	if *all {
 		r.all = d.fuzzAll(testPath)
@@ -250,10 +252,15 @@ type daemon struct {
 	cacheDir string
 }
 
+// start starts the daemon in ws on Go's build cache goCache ("": the user's),
+// writing its heap profile beside its log.
 func start(bin, ws, goCache, cacheDir, logPath string) *daemon {
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "GOCACHE="+goCache)
+	cmd.Env = append(os.Environ(), "FUZZLS_MEMPROFILE="+strings.TrimSuffix(logPath, ".log")+".pprof")
+	if goCache != "" {
+		cmd.Env = append(cmd.Env, "GOCACHE="+goCache)
+	}
 	log, err := os.Create(logPath)
 	check(err)
 	cmd.Stderr = log
@@ -274,6 +281,151 @@ func (d *daemon) close() {
 
 func (d *daemon) await(what string, timeout time.Duration, cond func() bool) {
 	check(d.Await(what, timeout, cond))
+}
+
+// startOthers starts the targets of -others beside the one fuzzing, waits
+// until all fuzz (or fail), then -hold, and reads the daemon's memory.
+func (d *daemon) startOthers(ws string, timeout time.Duration) memory {
+	list := strings.Split(*others, ",")
+	for _, o := range list {
+		file, name, ok := strings.Cut(o, ":")
+		if !ok {
+			fatalf("-others: %q is not file:Target", o)
+		}
+		d.startTarget(filepath.Join(ws, file), name)
+	}
+	want := len(list) + 1
+	d.await(fmt.Sprintf("%d sessions fuzzing", want), timeout, func() bool {
+		ss := lastStatus(d.Client)
+		n := 0
+		for _, s := range ss {
+			switch s.State {
+			case fproto.StateFuzzing, fproto.StateError, fproto.StateStopped:
+				n++
+			}
+		}
+		return len(ss) == want && n == want
+	})
+	time.Sleep(*hold)
+	return d.mem()
+}
+
+// memory is the daemon's memory at one time: resident, and its heap in use
+// after a collection; with its sessions and their blocks (the sum of their
+// builds').
+type memory struct {
+	rss, heap        int64
+	sessions, blocks int
+}
+
+// mem reads the daemon's memory: its heap from the line its log gets when
+// SIGUSR1 makes it write a heap profile.
+func (d *daemon) mem() memory {
+	m := memory{rss: d.rss()}
+	if profileSignal == nil {
+		fatalf("no signal to ask the daemon's heap with on this system")
+	}
+	before := strings.Count(mustRead(d.log.Name()), heapLine)
+	check(d.Cmd.Process.Signal(profileSignal))
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		log := mustRead(d.log.Name())
+		if n := strings.Count(log, heapLine); n > before {
+			// Kept under a name of its own: the daemon writes the file again at exit.
+			profile := strings.TrimSuffix(d.log.Name(), ".log") + ".pprof"
+			check(os.Rename(profile, strings.TrimSuffix(profile, ".pprof")+fmt.Sprintf("-%d.pprof", n)))
+			rest := log[strings.LastIndex(log, heapLine)+len(heapLine):]
+			mb, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			check(err)
+			m.heap = int64(mb * (1 << 20))
+			break
+		}
+		if time.Now().After(deadline) {
+			fatalf("no heap profile a minute after SIGUSR1")
+		}
+	}
+	st, err := d.SessionStatus()
+	check(err)
+	for _, s := range st.Sessions {
+		m.sessions++
+		m.blocks += s.Blocks
+	}
+	return m
+}
+
+// heapLine precedes the heap's size in the daemon's log (cmd/fuzzls/memprofile.go).
+const heapLine = "heap in use "
+
+// perSession is m's memory over the idle daemon's, a session.
+func (m memory) perSession(idle memory) (rss, heap float64) {
+	n := float64(max(m.sessions, 1))
+	return float64(m.rss-idle.rss) / n / (1 << 20), float64(m.heap-idle.heap) / n / (1 << 20)
+}
+
+func (m memory) String() string {
+	return fmt.Sprintf("%.0f MB resident, %.1f MB heap", float64(m.rss)/(1<<20), float64(m.heap)/(1<<20))
+}
+
+// memoryOnly is -memory: each fuzzls of -fuzzls in turn, -rounds times,
+// fuzzes the target and -others at once on the copy in -dir, and the
+// daemon's memory is read.
+func memoryOnly(root string) {
+	dir := *dirFlag
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "fuzzls-bigrepo-")
+		check(err)
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	dir, err := filepath.Abs(dir)
+	check(err)
+	check(os.MkdirAll(dir, 0o755))
+	list := strings.Split(*bins, ",")
+	if *bins == "" {
+		step("building fuzzls")
+		bin, err := lspclient.Build(root, dir)
+		check(err)
+		list = []string{bin}
+	}
+	ws := filepath.Join(dir, "ws")
+	if _, err := os.Stat(filepath.Join(ws, "go.mod")); err != nil {
+		ws = fetch(dir)
+	}
+	type row struct {
+		bin        string
+		idle, busy memory
+	}
+	var rows []row
+	for round := range *rounds {
+		for i, bin := range list {
+			bin, err := filepath.Abs(bin)
+			check(err)
+			step("%s (round %d)", bin, round+1)
+			d := start(bin, ws, "", filepath.Join(dir, "cache"), filepath.Join(dir, fmt.Sprintf("daemon-%d-%d.log", round+1, i+1)))
+			idle := d.mem()
+			var busy memory
+			if *all {
+				busy = d.fuzzAll(filepath.Join(ws, *testFile)).mem
+			} else {
+				d.startTarget(filepath.Join(ws, *testFile), *target)
+				busy = d.startOthers(ws, 45*time.Minute)
+			}
+			d.close()
+			rows = append(rows, row{bin, idle, busy})
+			rss, heap := busy.perSession(idle)
+			step("  idle %v; %d sessions (%d blocks): %v; a session %.1f MB resident, %.2f MB heap", idle, busy.sessions, busy.blocks, busy, rss, heap)
+		}
+	}
+	what := fmt.Sprintf("%s %s and -others", *pkg, *target)
+	if *all {
+		what = "every target"
+	}
+	fmt.Printf("\n%s, %s, %d workers\n\n", *module, what, *parallel)
+	fmt.Println("| fuzzls | sessions (blocks) | idle | fuzzing | a session, resident | a session, heap |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- |")
+	for _, r := range rows {
+		rss, heap := r.busy.perSession(r.idle)
+		fmt.Printf("| %s | %d (%d) | %v | %v | %.1f MB | %.2f MB |\n", r.bin, r.busy.sessions, r.busy.blocks, r.idle, r.busy, rss, heap)
+	}
 }
 
 func (d *daemon) startTarget(file, name string) {
@@ -435,6 +587,7 @@ type allStats struct {
 	answers                  []time.Duration
 	maxProcs                 int // processes of the targets' binaries at once
 	rss                      int64
+	mem                      memory
 	failures                 []string
 }
 
@@ -482,7 +635,8 @@ func (d *daemon) fuzzAll(path string) allStats {
 	}
 	a.took = time.Since(began)
 	time.Sleep(*hold)
-	a.rss = d.rss()
+	a.mem = d.mem()
+	a.rss = a.mem.rss
 	step("  %d targets: %d fuzzing, %d not, after %v", a.targets, a.fuzzing, a.failed, a.took.Round(time.Second))
 	return a
 }
@@ -537,6 +691,7 @@ type report struct {
 	saves            []time.Duration
 	rssIdle          int64
 	rssOne, rssFive  int64
+	idle2, five      memory // the second daemon idle, and with the target and -others fuzzing
 	watches          int
 	notes            noteStats
 	sessions         []string
@@ -572,6 +727,11 @@ func (r *report) print() bool {
 	row("daemon memory, idle", "", mb(r.rssIdle), true)
 	row("daemon memory, one target fuzzing", "≤ "+mb(goalRSSOne), mb(r.rssOne), r.rssOne <= goalRSSOne)
 	row("daemon memory, five targets fuzzing", "≤ "+mb(goalRSSFive), mb(r.rssFive), r.rssFive <= goalRSSFive)
+	perSession := func(m memory) string {
+		rss, heap := m.perSession(r.idle2)
+		return fmt.Sprintf("idle %v; %v: %.1f MB resident, %.2f MB heap a session (%d blocks in all)", r.idle2, m, rss, heap, m.blocks)
+	}
+	row(fmt.Sprintf("daemon memory a session, %d sessions", r.five.sessions), "", perSession(r.five), true)
 	row("inotify watches", fmt.Sprintf("≤ %d", goalWatches), strconv.Itoa(r.watches), r.watches <= goalWatches)
 	n := r.notes
 	row(fmt.Sprintf("notifications in the %v after the first coverage, saves included (coverage, status)", notesWindowDur), fmt.Sprintf("≤ %.0f/s", goalNotesPerS),
@@ -583,6 +743,7 @@ func (r *report) print() bool {
 		row(fmt.Sprintf("Fuzz all: code lens + hover, 95th percentile of %d", len(a.answers)), "≤ "+secs(goalAnswerP95), secs(p95), p95 <= goalAnswerP95)
 		row("Fuzz all: test binaries running at once (workers and seeds runs)", fmt.Sprintf("≤ %d + seeds runs", *parallel), strconv.Itoa(a.maxProcs), a.maxProcs <= *parallel+2)
 		row("Fuzz all: daemon memory", "", mb(a.rss), true)
+		row(fmt.Sprintf("Fuzz all: daemon memory a session, %d sessions", a.mem.sessions), "", perSession(a.mem), true)
 		for _, f := range a.failures {
 			fmt.Println("  not fuzzing: " + f)
 		}

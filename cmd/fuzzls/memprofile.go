@@ -45,7 +45,9 @@ func (h *heapProfiler) write(why string) {
 		fmt.Fprintf(h.log, "fuzzls serve: heap profile: %v\n", err)
 		return
 	}
-	fmt.Fprintf(h.log, "fuzzls serve: heap profile (%s) written to %s\n", why, h.path)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(h.log, "fuzzls serve: heap profile (%s) written to %s: heap in use %.1f MB after a collection\n", why, h.path, float64(ms.HeapInuse)/(1<<20))
 }
 
 // onSignal writes the profile on every profileSignal until the returned
