@@ -105,12 +105,28 @@ func TestBuildPrunesTests(t *testing.T) {
 		t.Fatalf("%s written after a build that compiled pruned", noPrune)
 	}
 
+	// An external test that comes to call an internal test helper (a save of
+	// that file alone) gets it: the internal tests' reused rewrite follows the
+	// external tests' text.
+	ext := filepath.Join(dir, "prune_ext_test.go")
+	data, err := os.ReadFile(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ext, []byte(strings.ReplaceAll(string(data), "prune.ParseForTests", "prune.LaterForTests")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build()
+	if fileExists(noPrune) {
+		t.Fatalf("built whole after the external tests came to name a dropped helper")
+	}
+
 	delete(pkg.ImportNames, "sort")
 	bin = build()
 	if got := testList(t, "", bin.Path); !slices.Contains(got, "TestParse") || !slices.Contains(got, "FuzzParse") {
 		t.Errorf("binary's tests after the fallback = %q, want the whole package's", got)
 	}
-	data, err := os.ReadFile(noPrune)
+	data, err = os.ReadFile(noPrune)
 	if err != nil || !strings.Contains(string(data), "sort") {
 		t.Errorf("%s: %q, %v; want the pruned build's message", noPrune, data, err)
 	}

@@ -81,12 +81,12 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 		return nil
 	}
 	texts := srcs // what the compiler gets
-	if u.prune {
-		var xtests map[string]bool // what the external tests may call
-		if ui == 0 {
-			xtests = identsOf(r.plan.pkg.XTestFiles)
-		}
-		if pruned := pruneTests(u.files, srcs, r.plan.pkg.ImportNames, xtests); (ui != 0 || xtests != nil) && pruned != nil {
+	var xtests map[string]bool // what the external tests may call
+	if u.prune && ui == 0 {
+		xtests = identsOf(r.plan.pkg.XTestFiles) // nil: one does not parse, so no pruning
+	}
+	if u.prune && (ui != 0 || xtests != nil) {
+		if pruned := pruneTests(u.files, srcs, r.plan.pkg.ImportNames, xtests); pruned != nil {
 			texts = append([][]byte(nil), srcs...)
 			for i, b := range pruned {
 				if b != nil {

@@ -71,6 +71,13 @@ func (r *unitRewriter) unitKey(ui int, u unit, srcs [][]byte) string {
 	field(strconv.FormatBool(u.noCmp))
 	field(strconv.FormatBool(u.prune))
 	if u.prune {
+		if ui == 0 { // its pruning keeps what the external tests name
+			for _, name := range r.plan.pkg.XTestFiles {
+				data, _ := os.ReadFile(name)
+				sum := sha256.Sum256(data)
+				field(hex.EncodeToString(sum[:]))
+			}
+		}
 		var imports []string
 		for path, name := range r.plan.pkg.ImportNames {
 			imports = append(imports, path+" "+name)
