@@ -80,7 +80,7 @@ func (r *unitRewriter) unit(ui int, u unit) error {
 	if r.replay(ui, u, key, srcs) {
 		return nil
 	}
-	texts := srcs // what the compiler gets
+	texts := srcs              // what the compiler gets
 	var xtests map[string]bool // what the external tests may call
 	if u.prune && ui == 0 {
 		xtests = identsOf(r.plan.pkg.XTestFiles) // nil: one does not parse, so no pruning
